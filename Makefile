@@ -1,0 +1,135 @@
+# pipe - one non-recursive GNU Makefile.
+#
+#   make            build build/pipe and every plugin under build/plugins
+#   make demo       install build deps if missing, build, record, report
+#   make test       deps, then the whole suite on the normal build and on
+#                   an ASan+UBSan build (build-asan/)
+#   make check      the ASan+UBSan half alone
+#   make bench      benchmarks (tests/bench), not part of make test
+#   make install PREFIX=/usr/local
+
+BUILD ?= build
+PREFIX ?= /usr/local
+SAN ?=
+CC ?= cc
+CFLAGS ?= -O2 -g
+WARN := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow \
+	-Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
+	-Wwrite-strings -Wvla -Wformat=2 -Wundef
+ifneq ($(SAN),)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+endif
+BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
+CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
+PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -fPIC -fvisibility=hidden
+
+have = $(shell printf '\#include <$(1)>\nint main(void){return 0;}\n' | \
+	$(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo y)
+
+# ---- core: build/pipe ------------------------------------------------------
+CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c))
+CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+CORE_LIBS := -lelf -lxxhash -liberty -ldl -lm -pthread
+
+# ---- plugins: one .c file each ---------------------------------------------
+PLUGIN_SRCS := $(wildcard sources/*.c sinks/*.c plugins/*.c)
+LIBS_codec_zlib := -lz
+LIBS_codec_lzma := -llzma
+LIBS_codec_zstd := -lzstd
+NEED_codec_zlib := zlib.h
+NEED_codec_lzma := lzma.h
+NEED_codec_zstd := zstd.h
+# a plugin whose library is missing is skipped with a message
+plugin_ok = $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y)
+PLUGINS := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),$(BUILD)/plugins/$(basename $(notdir $(s))).so))
+SKIPPED := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),,$(basename $(notdir $(s)))))
+
+# ---- tests --------------------------------------------------------------------
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+TESTPLUGIN_SRCS := $(wildcard tests/plugins/*.c)
+TESTPLUGINS := $(TESTPLUGIN_SRCS:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+
+.PHONY: all deps demo test check bench install clean plugins tests
+all: $(BUILD)/pipe plugins $(BUILD)/plugins.conf
+	$(if $(SKIPPED),@echo "note: skipped plugins (library missing): $(SKIPPED)")
+
+plugins: $(PLUGINS)
+
+$(BUILD)/pipe: $(BUILD)/obj/core/pipe.o $(CORE_OBJS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+
+$(BUILD)/obj/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/plugins/%.o: sources/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
+$(BUILD)/obj/plugins/%.o: sinks/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
+$(BUILD)/obj/plugins/%.o: plugins/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
+
+$(BUILD)/plugins/%.so: $(BUILD)/obj/plugins/%.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $< $(LDFLAGS) $(LIBS_$*)
+
+# the plugins.conf beside the binary: the repository's, paths made local
+$(BUILD)/plugins.conf: plugins.conf
+	@mkdir -p $(dir $@)
+	sed 's|build/plugins/|plugins/|' $< > $@
+
+tests: all $(UNIT_BINS) $(TESTPLUGINS) $(BUILD)/tests/workloads.stamp
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
+
+# bundled workloads: frame pointers on, no sanitizers (they are profiled)
+$(BUILD)/tests/workloads.stamp: $(wildcard tests/workloads/*) 
+	@mkdir -p $(BUILD)/tests/workloads
+	$(MAKE) -s -C tests/workloads OUT=$(abspath $(BUILD)/tests/workloads)
+	@touch $@
+
+deps:
+	@tests/tools/install-deps.sh
+
+demo: deps
+	$(MAKE) -j2 all $(BUILD)/tests/workloads.stamp
+	@tests/tools/demo.sh $(BUILD)
+
+test: deps
+	$(MAKE) -j2 tests
+	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
+	@tests/run.sh build build-asan
+
+check: deps
+	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
+	@tests/run.sh build-asan
+
+bench: deps
+	$(MAKE) -j2 tests
+	@tests/bench/run.sh $(BUILD)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pipe/plugins \
+		$(DESTDIR)$(PREFIX)/include/pipe $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BUILD)/pipe $(DESTDIR)$(PREFIX)/bin/pipe
+	install -m 644 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/pipe/plugins/
+	sed 's|build/plugins/|plugins/|' plugins.conf > $(DESTDIR)$(PREFIX)/lib/pipe/plugins.conf
+	install -m 644 core/pipe_plugin.h $(DESTDIR)$(PREFIX)/include/pipe/pipe_plugin.h
+	sed -e 's|@PREFIX@|$(PREFIX)|g' pipe-plugin.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pipe-plugin.pc
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

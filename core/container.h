@@ -1,0 +1,124 @@
+/*
+ * container.h - the pipe file format, version 1 (docs/format.md): the
+ * writer turns time-ordered records into per-stream blocks (transform,
+ * codec, checksums, index, trailer); the reader turns pipe-file bytes back
+ * into time-ordered records, skipping and reporting damage.
+ */
+#ifndef PIPE_CONTAINER_H
+#define PIPE_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pipe_plugin.h"
+
+struct pipe_err;
+struct meta;
+struct cwriter;
+struct creader;
+
+/* Limits of DESIGN §0. */
+#define CONTAINER_BLOCK_MIN (4u << 10)
+#define CONTAINER_BLOCK_MAX (4u << 20)
+#define CONTAINER_LEN_MAX (64u << 20)
+
+/* Where finished bytes go: the host fans them out to every byte sink. */
+typedef int (*container_write_fn)(void *opaque, const void *buf, size_t len,
+				  struct pipe_err *err);
+
+enum cw_dict_mode { CW_DICT_OFF = 0, CW_DICT_ON = 1, CW_DICT_AUTO = 2 };
+
+struct cw_opts {
+	const struct pipe_plugin *codec; /* borrowed; compress side */
+	void *codec_state;               /* borrowed, opened by the host */
+	const char *codec_name;          /* stored in META */
+	uint32_t block_size;             /* raw bytes per block */
+	uint64_t flush_ns;               /* a quiet stream reaches the disk */
+	bool transform;                  /* record-aware column transform */
+	int dict_mode;                   /* enum cw_dict_mode */
+	uint32_t dict_size;              /* bytes to train */
+	const void *dict_data;           /* pre-trained dictionary or NULL */
+	size_t dict_len;
+	container_write_fn write;
+	void *opaque;
+};
+
+struct cw_stats {
+	uint64_t records;
+	uint64_t samples;
+	uint64_t raw_bytes;      /* record bytes in */
+	uint64_t stored_bytes;   /* file bytes out */
+	uint64_t blocks;
+};
+
+/* Writes the file header and META block at once. */
+int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
+		const struct meta *meta, struct pipe_err *err);
+/* Append time-ordered records (views borrowed for the call only). */
+int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
+		struct pipe_err *err);
+/* Flush streams that have been quiet for flush_ns (monotonic now). */
+int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
+/* Flush everything, write the last index and the trailer. */
+int cwriter_finish(struct cwriter *w, struct pipe_err *err);
+void cwriter_stats(const struct cwriter *w, struct cw_stats *st);
+void cwriter_free(struct cwriter *w);
+
+/* How the reader gets a codec instance for a block's codec id. */
+typedef int (*container_codec_open_fn)(void *opaque, uint32_t codec_id,
+				       const struct pipe_plugin **p,
+				       void **state, struct pipe_err *err);
+typedef void (*container_codec_close_fn)(void *opaque,
+					 const struct pipe_plugin *p,
+					 void *state);
+/* One line of damage report ("damaged block ..."), without "pipe: ". */
+typedef void (*container_report_fn)(void *opaque, const char *line);
+
+struct cr_opts {
+	const struct pipe_plugin *src; /* byte source (read_at, size) */
+	void *src_state;
+	const char *name;              /* file name for messages */
+	bool strict;                   /* stop at first damage */
+	uint32_t threads;              /* decode workers, 0: nr CPUs */
+	container_codec_open_fn codec_open;
+	container_codec_close_fn codec_close;
+	container_report_fn report;
+	void *opaque;
+	/* window and subset (0/empty: everything) */
+	uint64_t start_ns, stop_ns;    /* relative to the first record */
+	const uint32_t *cpus;
+	uint32_t nr_cpus;
+	const uint32_t *pids;
+	uint32_t nr_pids;
+};
+
+struct cr_stats {
+	uint64_t records;
+	uint64_t samples;
+	uint64_t lost;            /* lost samples (PERF_RECORD_LOST sum) */
+	uint64_t throttles;
+	uint64_t blocks;
+	uint64_t blocks_decoded;
+	uint64_t blocks_damaged;
+	uint64_t records_damaged; /* in skipped blocks, per their headers */
+	uint64_t torn_bytes;      /* dropped at a torn tail */
+	bool recovered;           /* no clean trailer */
+	uint64_t t_first, t_last;
+	uint64_t file_bytes, raw_bytes;
+};
+
+/* Reads the file header and META block; damage there is fatal (-EINVAL
+ * with a message naming the file). */
+int creader_open(struct creader **out, const struct cr_opts *opts,
+		 struct pipe_err *err);
+/* Borrowed; valid for the reader's life. */
+const struct meta *creader_meta(const struct creader *r);
+/* Next time-ordered batch, borrowed until the next call: 0, PIPE_EOF, or
+ * negative errno (strict damage, I/O). */
+int creader_next(struct creader *r, struct pipe_batch *out,
+		 struct pipe_err *err);
+void creader_stats(const struct creader *r, struct cr_stats *st);
+void creader_free(struct creader *r);
+
+#endif

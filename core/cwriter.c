@@ -1,0 +1,654 @@
+/*
+ * cwriter.c - the container writer: splits time-ordered records by stream,
+ * cuts each stream into blocks (transform, codec, checksums), and appends
+ * index blocks and the END block.  Append-only: bytes once handed to
+ * opts->write are never rewritten.  Layout: docs/format.md.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "container.h"
+#include "err.h"
+#include "format.h"
+#include "meta.h"
+#include "transform.h"
+
+/* an index block at least every this many bytes or ns of record time */
+#define CW_INDEX_BYTES (4u << 20)
+#define CW_INDEX_NS UINT64_C(2000000000)
+/* the largest record: perf_event_header.size is a u16 */
+#define CW_RECORD_MAX 65536
+
+struct cw_stream {
+	uint32_t id;            /* stream id */
+	uint8_t *buf;           /* owned pending records */
+	size_t len;             /* bytes pending */
+	size_t cap;             /* bytes allocated */
+	uint32_t records;       /* records pending */
+	uint32_t samples;       /* of which samples */
+	uint64_t t_min, t_max;  /* times of the pending records, ns */
+	uint64_t pending_since; /* monotonic ns of the first tick seeing data */
+};
+
+struct cwriter {
+	struct cw_opts opts;          /* copy; pointers borrowed */
+	struct transform *tf;         /* owned, NULL: transform off */
+	uint64_t salt;                /* low 8 bytes of the file id */
+	uint64_t off;                 /* bytes written so far */
+	uint64_t seq;                 /* next block sequence number */
+	struct cw_stream **by_id;     /* CPU streams by id, may hold NULL */
+	uint32_t nr_by_id;
+	struct cw_stream *side;       /* the sideband stream, owned */
+	uint64_t last_time;           /* newest record time added */
+	uint8_t *out;                 /* owned block assembly buffer */
+	size_t out_cap;
+	uint8_t *zbuf;                /* owned codec output buffer */
+	size_t zcap;
+	uint8_t *idx;                 /* owned index entries since last index */
+	size_t idx_len, idx_cap;
+	uint32_t idx_nr;
+	uint64_t idx_prev;            /* offset of the last index, 0: none */
+	uint64_t idx_off_at;          /* file offset when it was written */
+	uint64_t idx_time_at;         /* record time when it was written */
+	bool idx_time_set;
+	uint64_t lost;                /* PERF_RECORD_LOST sum */
+	uint64_t t_first, t_last;     /* record time range */
+	bool have_time;
+	bool finished;
+	struct cw_stats st;
+};
+
+static int cw_write(struct cwriter *w, const void *buf, size_t len,
+		    struct pipe_err *err)
+{
+	int ret = w->opts.write(w->opts.opaque, buf, len, err);
+
+	if (ret < 0)
+		return ret;
+	w->off += len;
+	w->st.stored_bytes += len;
+	return 0;
+}
+
+static int cw_reserve(uint8_t **buf, size_t *cap, size_t want)
+{
+	uint8_t *p;
+	size_t n;
+
+	if (want <= *cap)
+		return 0;
+	n = *cap ? *cap : 4096;
+	while (n < want)
+		n *= 2;
+	p = realloc(*buf, n);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+static int cw_index_add(struct cwriter *w, const struct fmt_block *b,
+			uint64_t off)
+{
+	uint8_t *e;
+
+	if (cw_reserve(&w->idx, &w->idx_cap, w->idx_len + FMT_INDEX_ENTRY))
+		return -ENOMEM;
+	e = w->idx + w->idx_len;
+	memset(e, 0, FMT_INDEX_ENTRY);
+	fmt_put64(e + 0, off);
+	fmt_put64(e + 8, b->t_min);
+	fmt_put64(e + 16, b->t_max);
+	fmt_put32(e + 24, b->stream);
+	fmt_put32(e + 28, b->records);
+	fmt_put32(e + 32, b->dict);
+	fmt_put32(e + 36, b->raw);
+	e[40] = (uint8_t)b->type;
+	w->idx_len += FMT_INDEX_ENTRY;
+	w->idx_nr++;
+	return 0;
+}
+
+/*
+ * Append one block whose stored payload is `payload` (b->stored bytes);
+ * fills in the sequence number and payload checksum.  One write call.
+ */
+static int cw_put_block(struct cwriter *w, struct fmt_block *b,
+			const void *payload, struct pipe_err *err)
+{
+	size_t pad = fmt_pad8(b->stored);
+	size_t total;
+	uint8_t *p;
+	uint64_t at = w->off;
+	int ret;
+
+	b->hdr_size = FMT_BLOCK_HDR_SIZE;
+	b->seq = w->seq;
+	b->payload_sum = fmt_checksum(payload, b->stored, w->salt);
+	total = (size_t)fmt_block_len(b);
+	if (cw_reserve(&w->out, &w->out_cap, total))
+		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
+				    strerror(ENOMEM));
+	p = w->out;
+	fmt_block_encode(b, w->salt, p);
+	memcpy(p + FMT_BLOCK_HDR_SIZE, payload, b->stored);
+	memset(p + FMT_BLOCK_HDR_SIZE + b->stored, 0, pad);
+	p += FMT_BLOCK_HDR_SIZE + b->stored + pad;
+	fmt_put64(p, total);
+	fmt_put64(p + 8, w->salt);
+	ret = cw_write(w, w->out, total, err);
+	if (ret < 0)
+		return ret;
+	w->seq++;
+	if (b->type != FMT_INDEX && b->type != FMT_END &&
+	    cw_index_add(w, b, at))
+		return pipe_err_set(err, -ENOMEM, "cannot index block: %s",
+				    strerror(ENOMEM));
+	return 0;
+}
+
+/* The oldest time a record still to be written can have. */
+static uint64_t cw_horizon(const struct cwriter *w)
+{
+	uint64_t h = w->last_time;
+	uint32_t i;
+
+	for (i = 0; i < w->nr_by_id; i++) {
+		const struct cw_stream *s = w->by_id[i];
+
+		if (s && s->len && s->t_min < h)
+			h = s->t_min;
+	}
+	if (w->side && w->side->len && w->side->t_min < h)
+		h = w->side->t_min;
+	return h;
+}
+
+static int cw_write_index(struct cwriter *w, struct pipe_err *err)
+{
+	struct fmt_block b = { 0 };
+	uint8_t *payload;
+	uint64_t at = w->off;
+	size_t len = FMT_INDEX_HEAD + w->idx_len;
+	uint32_t i;
+	int ret;
+
+	if (!w->idx_nr)
+		return 0;
+	payload = malloc(len);
+	if (!payload)
+		return pipe_err_set(err, -ENOMEM, "cannot write index: %s",
+				    strerror(ENOMEM));
+	fmt_put64(payload, w->idx_prev);
+	fmt_put32(payload + 8, w->idx_nr);
+	fmt_put32(payload + 12, FMT_INDEX_ENTRY);
+	memcpy(payload + FMT_INDEX_HEAD, w->idx, w->idx_len);
+	b.type = FMT_INDEX;
+	b.stream = PIPE_STREAM_SIDEBAND;
+	b.t_min = UINT64_MAX;
+	for (i = 0; i < w->idx_nr; i++) {
+		const uint8_t *e = w->idx + (size_t)i * FMT_INDEX_ENTRY;
+
+		if (e[40] != FMT_DATA)
+			continue;
+		if (fmt_get64(e + 8) < b.t_min)
+			b.t_min = fmt_get64(e + 8);
+		if (fmt_get64(e + 16) > b.t_max)
+			b.t_max = fmt_get64(e + 16);
+	}
+	if (b.t_min == UINT64_MAX)
+		b.t_min = 0;
+	b.horizon = cw_horizon(w);
+	b.stored = (uint32_t)len;
+	b.raw = (uint32_t)len;
+	b.coded = (uint32_t)len;
+	ret = cw_put_block(w, &b, payload, err);
+	free(payload);
+	if (ret < 0)
+		return ret;
+	w->idx_prev = at;
+	w->idx_off_at = w->off;
+	w->idx_time_at = w->last_time;
+	w->idx_time_set = true;
+	w->idx_len = 0;
+	w->idx_nr = 0;
+	return 0;
+}
+
+static int cw_maybe_index(struct cwriter *w, struct pipe_err *err)
+{
+	if (w->idx_nr >= FMT_INDEX_MAX_ENTRIES ||
+	    w->off - w->idx_off_at >= CW_INDEX_BYTES ||
+	    (w->idx_time_set && w->last_time - w->idx_time_at >= CW_INDEX_NS))
+		return cw_write_index(w, err);
+	if (!w->idx_time_set && w->have_time) {
+		w->idx_time_at = w->t_first;
+		w->idx_time_set = true;
+	}
+	return 0;
+}
+
+/* Transform and compress len bytes; *stored points at w-owned bytes. */
+static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
+		     struct fmt_block *b, const void **stored,
+		     struct pipe_err *err)
+{
+	const struct pipe_plugin *c = w->opts.codec;
+	const void *coded = raw;
+	size_t coded_len = len;
+	size_t out_len = 0;
+	int ret;
+
+	b->transform = TRANSFORM_NONE;
+	if (w->tf) {
+		const void *t;
+		size_t tlen;
+
+		ret = transform_encode(w->tf, raw, len, &t, &tlen);
+		if (ret == 0 && tlen <= CONTAINER_LEN_MAX) {
+			coded = t;
+			coded_len = tlen;
+			b->transform = TRANSFORM_COLUMNS;
+		} else if (ret < 0 && ret != -EINVAL) {
+			return pipe_err_set(err, ret,
+					    "cannot transform block: %s",
+					    strerror(-ret));
+		}
+	}
+	b->raw = (uint32_t)len;
+	b->coded = (uint32_t)coded_len;
+	b->codec = c ? c->codec_id : FMT_CODEC_NONE;
+	b->dict = 0;
+	if (b->codec == FMT_CODEC_NONE) {
+		*stored = coded;
+		b->stored = (uint32_t)coded_len;
+		return 0;
+	}
+	if (cw_reserve(&w->zbuf, &w->zcap,
+		       c->bound(w->opts.codec_state, coded_len)))
+		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
+				    strerror(ENOMEM));
+	ret = c->compress(w->opts.codec_state, 0, coded, coded_len, w->zbuf,
+			  w->zcap, &out_len);
+	if (ret < 0)
+		return pipe_err_set(err, ret,
+				    "codec '%s' cannot compress a block: %s",
+				    c->name, strerror(-ret));
+	if (out_len > CONTAINER_LEN_MAX)
+		return pipe_err_set(err, -EOVERFLOW,
+				    "codec '%s' made a block above the limit",
+				    c->name);
+	*stored = w->zbuf;
+	b->stored = (uint32_t)out_len;
+	return 0;
+}
+
+static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
+			   struct pipe_err *err)
+{
+	struct fmt_block b = { 0 };
+	const void *stored = NULL;
+	int ret;
+
+	if (!s->len)
+		return 0;
+	b.type = FMT_DATA;
+	b.stream = s->id;
+	b.records = s->records;
+	b.samples = s->samples;
+	b.t_min = s->t_min;
+	b.t_max = s->t_max;
+	ret = cw_encode(w, s->buf, s->len, &b, &stored, err);
+	if (ret < 0)
+		return ret;
+	w->st.blocks++;
+	/* this stream's records leave the pending set before the horizon */
+	s->len = 0;
+	s->records = 0;
+	s->samples = 0;
+	s->pending_since = 0;
+	b.horizon = cw_horizon(w);
+	ret = cw_put_block(w, &b, stored, err);
+	if (ret < 0)
+		return ret;
+	return cw_maybe_index(w, err);
+}
+
+static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
+			struct pipe_err *err)
+{
+	struct cw_stream *s = NULL;
+
+	if (id == PIPE_STREAM_SIDEBAND && w->side) {
+		*out = w->side;
+		return 0;
+	}
+	if (id != PIPE_STREAM_SIDEBAND && id < w->nr_by_id && w->by_id[id]) {
+		*out = w->by_id[id];
+		return 0;
+	}
+	if (id != PIPE_STREAM_SIDEBAND && id >= META_MAX_STREAMS)
+		return pipe_err_set(err, -EINVAL,
+				    "cannot write record of stream %u: above %u",
+				    id, META_MAX_STREAMS);
+	if (id != PIPE_STREAM_SIDEBAND && id >= w->nr_by_id) {
+		struct cw_stream **v = realloc(w->by_id, (id + 1) * sizeof(*v));
+
+		if (!v)
+			return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
+					    strerror(ENOMEM));
+		memset(v + w->nr_by_id, 0, (id + 1 - w->nr_by_id) * sizeof(*v));
+		w->by_id = v;
+		w->nr_by_id = id + 1;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
+				    strerror(ENOMEM));
+	s->id = id;
+	if (id == PIPE_STREAM_SIDEBAND)
+		w->side = s;
+	else
+		w->by_id[id] = s;
+	*out = s;
+	return 0;
+}
+
+static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
+		      struct pipe_err *err)
+{
+	const struct perf_event_header *h = r->hdr;
+	struct cw_stream *s = NULL;
+	int ret;
+
+	if (h->size < sizeof(*h) || h->size % 8)
+		return pipe_err_set(err, -EINVAL,
+				    "cannot write record of type %u: size %u is not a multiple of 8",
+				    h->type, h->size);
+	ret = cw_stream_of(w, r->stream, &s, err);
+	if (ret < 0)
+		return ret;
+	if (s->len && s->len + h->size > w->opts.block_size) {
+		ret = cw_flush_stream(w, s, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (cw_reserve(&s->buf, &s->cap, s->len + h->size))
+		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
+				    strerror(ENOMEM));
+	memcpy(s->buf + s->len, h, h->size);
+	if (!s->len) {
+		s->t_min = r->time;
+		s->t_max = r->time;
+	}
+	if (r->time < s->t_min)
+		s->t_min = r->time;
+	if (r->time > s->t_max)
+		s->t_max = r->time;
+	s->len += h->size;
+	s->records++;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		s->samples++;
+		w->st.samples++;
+	}
+	if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+		uint64_t n;
+
+		memcpy(&n, (const uint8_t *)h + 16, 8);
+		w->lost += n;
+	}
+	if (r->time > w->last_time)
+		w->last_time = r->time;
+	if (!w->have_time || r->time < w->t_first)
+		w->t_first = r->time;
+	if (!w->have_time || r->time > w->t_last)
+		w->t_last = r->time;
+	w->have_time = true;
+	w->st.records++;
+	w->st.raw_bytes += h->size;
+	return 0;
+}
+
+int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
+		struct pipe_err *err)
+{
+	size_t i;
+	int ret;
+
+	if (w->finished)
+		return pipe_err_set(err, -EINVAL,
+				    "cannot add records: the file is finished");
+	for (i = 0; i < b->nr; i++) {
+		ret = cw_add_one(w, &b->recs[i], err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret;
+
+	if (w->finished)
+		return 0;
+	for (i = 0; i <= w->nr_by_id; i++) {
+		struct cw_stream *s = i < w->nr_by_id ? w->by_id[i] : w->side;
+
+		if (!s || !s->len)
+			continue;
+		if (!s->pending_since)
+			s->pending_since = now_ns ? now_ns : 1;
+		if (now_ns - s->pending_since < w->opts.flush_ns &&
+		    now_ns >= s->pending_since)
+			continue;
+		ret = cw_flush_stream(w, s, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+static int cw_write_end(struct cwriter *w, struct pipe_err *err)
+{
+	struct fmt_block b = { 0 };
+	uint8_t p[FMT_END_SIZE] = { 0 };
+
+	fmt_put64(p + 0, w->idx_prev);
+	fmt_put64(p + 8, w->st.records);
+	fmt_put64(p + 16, w->st.samples);
+	fmt_put64(p + 24, w->lost);
+	fmt_put64(p + 32, w->st.blocks);
+	fmt_put64(p + 40, w->t_first);
+	fmt_put64(p + 48, w->t_last);
+	fmt_put64(p + 56, w->st.raw_bytes);
+	b.type = FMT_END;
+	b.stream = PIPE_STREAM_SIDEBAND;
+	b.t_min = w->t_first;
+	b.t_max = w->t_last;
+	b.horizon = UINT64_MAX;
+	b.records = 0;
+	b.stored = FMT_END_SIZE;
+	b.raw = FMT_END_SIZE;
+	b.coded = FMT_END_SIZE;
+	return cw_put_block(w, &b, p, err);
+}
+
+int cwriter_finish(struct cwriter *w, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret;
+
+	if (w->finished)
+		return 0;
+	/* oldest pending first keeps the horizons meaningful */
+	for (;;) {
+		struct cw_stream *best = NULL;
+
+		for (i = 0; i <= w->nr_by_id; i++) {
+			struct cw_stream *s = i < w->nr_by_id ? w->by_id[i]
+							      : w->side;
+
+			if (s && s->len && (!best || s->t_min < best->t_min))
+				best = s;
+		}
+		if (!best)
+			break;
+		ret = cw_flush_stream(w, best, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = cw_write_index(w, err);
+	if (ret < 0)
+		return ret;
+	ret = cw_write_end(w, err);
+	if (ret < 0)
+		return ret;
+	w->finished = true;
+	return 0;
+}
+
+void cwriter_stats(const struct cwriter *w, struct cw_stats *st)
+{
+	*st = w->st;
+}
+
+void cwriter_free(struct cwriter *w)
+{
+	uint32_t i;
+
+	if (!w)
+		return;
+	for (i = 0; i < w->nr_by_id; i++) {
+		if (w->by_id[i])
+			free(w->by_id[i]->buf);
+		free(w->by_id[i]);
+	}
+	if (w->side)
+		free(w->side->buf);
+	free(w->side);
+	free(w->by_id);
+	free(w->out);
+	free(w->zbuf);
+	free(w->idx);
+	transform_free(w->tf);
+	free(w);
+}
+
+static void cw_file_id(uint8_t id[16])
+{
+	struct timespec ts;
+	uint64_t a, b;
+	ssize_t n = getrandom(id, 16, 0);
+
+	if (n == 16)
+		return;
+	/* no entropy source: time and pid still tell files apart */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	b = (uint64_t)getpid() * UINT64_C(0x9e3779b97f4a7c15) ^ a;
+	fmt_put64(id, a);
+	fmt_put64(id + 8, b);
+}
+
+static int cw_file_header(struct cwriter *w, struct pipe_err *err)
+{
+	uint8_t h[FMT_FILE_HDR_SIZE] = { 0 };
+	struct timespec ts;
+
+	memcpy(h, FMT_MAGIC, FMT_MAGIC_LEN);
+	fmt_put16(h + FMT_FH_VERSION, FMT_VERSION);
+	fmt_put16(h + FMT_FH_HDR_SIZE, FMT_FILE_HDR_SIZE);
+	fmt_put32(h + FMT_FH_CLOCK, FMT_CLOCK_PERF);
+	cw_file_id(h + FMT_FH_FILE_ID);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	fmt_put64(h + FMT_FH_CTIME,
+		  (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	fmt_put64(h + FMT_FH_CHECKSUM,
+		  fmt_checksum(h, FMT_FH_CHECKSUM, 0));
+	w->salt = fmt_get64(h + FMT_FH_FILE_ID);
+	return cw_write(w, h, sizeof(h), err);
+}
+
+/* META: the metadata with the codec name added, stored without a codec. */
+static int cw_meta_block(struct cwriter *w, const struct meta *meta,
+			 struct pipe_err *err)
+{
+	struct meta *copy = NULL;
+	struct fmt_block b = { 0 };
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int ret;
+
+	ret = meta_encode(meta, &buf, &len, err);
+	if (ret < 0)
+		return ret;
+	if (w->opts.codec_name) {
+		ret = meta_decode(&copy, buf, len, "metadata", err);
+		free(buf);
+		buf = NULL;
+		if (ret < 0)
+			goto out;
+		ret = meta_set_prop(copy, "codec", w->opts.codec_name, err);
+		if (ret < 0)
+			goto out;
+		ret = meta_encode(copy, &buf, &len, err);
+		if (ret < 0)
+			goto out;
+	}
+	if (len > CONTAINER_LEN_MAX) {
+		ret = pipe_err_set(err, -EOVERFLOW,
+				   "cannot write metadata: %zu bytes", len);
+		goto out;
+	}
+	b.type = FMT_META;
+	b.stream = PIPE_STREAM_SIDEBAND;
+	b.stored = (uint32_t)len;
+	b.raw = (uint32_t)len;
+	b.coded = (uint32_t)len;
+	ret = cw_put_block(w, &b, buf, err);
+out:
+	free(buf);
+	meta_free(copy);
+	return ret;
+}
+
+int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
+		const struct meta *meta, struct pipe_err *err)
+{
+	struct cwriter *w;
+	int ret;
+
+	if (opts->block_size < CONTAINER_BLOCK_MIN ||
+	    opts->block_size > CONTAINER_BLOCK_MAX)
+		return pipe_err_set(err, -EINVAL,
+				    "bad block size %u: not in 4K..4M",
+				    opts->block_size);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return pipe_err_set(err, -ENOMEM, "cannot start writer: %s",
+				    strerror(ENOMEM));
+	w->opts = *opts;
+	if (opts->transform) {
+		ret = transform_new(&w->tf, meta, err);
+		if (ret < 0)
+			goto fail;
+	}
+	ret = cw_file_header(w, err);
+	if (ret < 0)
+		goto fail;
+	ret = cw_meta_block(w, meta, err);
+	if (ret < 0)
+		goto fail;
+	*out = w;
+	return 0;
+fail:
+	cwriter_free(w);
+	return ret;
+}

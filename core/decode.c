@@ -1,0 +1,297 @@
+/*
+ * decode.c - the sample decoder (see decode.h).  Walks a record's body in
+ * the kernel's sample_type order, bounds-checking every field, so that
+ * sinks never parse sample_type bits and damaged records never overrun.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "decode.h"
+#include "meta.h"
+
+struct cursor {
+	const uint8_t *p;   /* next byte */
+	const uint8_t *end; /* one past the record */
+	bool bad;           /* a read ran past end */
+};
+
+/* 1 when flag f is set in v, else 0: fields are counted by their bits */
+static uint64_t has(uint64_t v, uint64_t f)
+{
+	return (v & f) ? 1 : 0;
+}
+
+static uint64_t take64(struct cursor *c)
+{
+	uint64_t v;
+
+	if (c->end - c->p < 8) {
+		c->bad = true;
+		c->p = c->end;
+		return 0;
+	}
+	memcpy(&v, c->p, 8);
+	c->p += 8;
+	return v;
+}
+
+static void take32x2(struct cursor *c, uint32_t *a, uint32_t *b)
+{
+	uint64_t v = take64(c);
+
+	*a = (uint32_t)v;
+	*b = (uint32_t)(v >> 32);
+}
+
+static const void *take_bytes(struct cursor *c, uint64_t n)
+{
+	const uint8_t *p = c->p;
+
+	if ((uint64_t)(c->end - c->p) < n) {
+		c->bad = true;
+		c->p = c->end;
+		return NULL;
+	}
+	c->p += n;
+	return p;
+}
+
+static void skip_read(struct cursor *c, uint64_t rf)
+{
+	uint64_t per = 1 + has(rf, PERF_FORMAT_ID) + has(rf, PERF_FORMAT_LOST);
+	uint64_t head = has(rf, PERF_FORMAT_TOTAL_TIME_ENABLED) +
+			has(rf, PERF_FORMAT_TOTAL_TIME_RUNNING);
+
+	if (rf & PERF_FORMAT_GROUP) {
+		uint64_t nr = take64(c);
+
+		if (nr > 4096) {
+			c->bad = true;
+			return;
+		}
+		take_bytes(c, (head + nr * per) * 8);
+	} else {
+		take_bytes(c, (head + per) * 8);
+	}
+}
+
+static void skip_regs(struct cursor *c, uint64_t mask)
+{
+	if (take64(c)) /* abi: 0 means no registers follow */
+		take_bytes(c, (uint64_t)__builtin_popcountll(mask) * 8);
+}
+
+/* The event a record belongs to: IDENTIFIER first in samples, last in the
+ * sample_id_all trailer of the others; else the only/first event. */
+static uint32_t record_event(const struct meta *m,
+			     const struct perf_event_header *h)
+{
+	const struct perf_event_attr *a0 = meta_attr(m, 0);
+	const uint8_t *body = (const uint8_t *)(h + 1);
+	uint64_t id;
+
+	if (!a0)
+		return PIPE_EVENT_NONE;
+	if (meta_nr_events(m) == 1 ||
+	    !(a0->sample_type & PERF_SAMPLE_IDENTIFIER))
+		return 0;
+	if (h->size < sizeof(*h) + 8)
+		return PIPE_EVENT_NONE;
+	if (h->type == PERF_RECORD_SAMPLE)
+		memcpy(&id, body, 8);
+	else
+		memcpy(&id, (const uint8_t *)h + h->size - 8, 8);
+	return meta_event_of_id(m, id);
+}
+
+int decode_sample(const struct meta *m, const struct pipe_record *rec,
+		  struct pipe_sample *s)
+{
+	const struct perf_event_header *h = rec->hdr;
+	const struct perf_event_attr *a;
+	struct cursor c;
+	uint64_t st;
+
+	memset(s, 0, sizeof(*s));
+	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h))
+		return -EINVAL;
+	s->event = rec->event != PIPE_EVENT_NONE ? rec->event
+						 : record_event(m, h);
+	a = meta_attr(m, s->event);
+	if (!a)
+		return -EINVAL;
+	st = a->sample_type;
+	s->sample_type = st;
+	s->misc = h->misc;
+	c.p = (const uint8_t *)(h + 1);
+	c.end = (const uint8_t *)h + h->size;
+	c.bad = false;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		s->id = take64(&c);
+	if (st & PERF_SAMPLE_IP)
+		s->ip = take64(&c);
+	if (st & PERF_SAMPLE_TID)
+		take32x2(&c, &s->pid, &s->tid);
+	if (st & PERF_SAMPLE_TIME)
+		s->time = take64(&c);
+	if (st & PERF_SAMPLE_ADDR)
+		s->addr = take64(&c);
+	if (st & PERF_SAMPLE_ID)
+		s->id = take64(&c);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		s->stream_id = take64(&c);
+	if (st & PERF_SAMPLE_CPU)
+		take32x2(&c, &s->cpu, &s->cpu_res);
+	if (st & PERF_SAMPLE_PERIOD)
+		s->period = take64(&c);
+	if (st & PERF_SAMPLE_READ)
+		skip_read(&c, a->read_format);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		s->nr_callchain = take64(&c);
+		s->callchain = take_bytes(&c, s->nr_callchain * 8);
+		if (s->nr_callchain > (1u << 16))
+			c.bad = true;
+	}
+	if (st & PERF_SAMPLE_RAW) {
+		uint32_t sz, pad;
+
+		/* the u32 size and the data are padded to 8 together */
+		if (c.end - c.p < 4) {
+			c.bad = true;
+		} else {
+			memcpy(&sz, c.p, 4);
+			s->raw = c.p + 4;
+			s->raw_size = sz;
+			pad = (uint32_t)((4 + (uint64_t)sz + 7) & ~UINT64_C(7));
+			take_bytes(&c, pad);
+		}
+	}
+	if (st & PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t nr = take64(&c);
+
+		if (a->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX)
+			take64(&c);
+		if (nr > 4096)
+			c.bad = true;
+		else
+			take_bytes(&c, nr * 24);
+	}
+	if (st & PERF_SAMPLE_REGS_USER)
+		skip_regs(&c, a->sample_regs_user);
+	if (st & PERF_SAMPLE_STACK_USER) {
+		uint64_t sz = take64(&c);
+
+		take_bytes(&c, sz);
+		if (sz)
+			take64(&c);
+	}
+	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
+		s->weight = take64(&c);
+	if (st & PERF_SAMPLE_DATA_SRC)
+		s->data_src = take64(&c);
+	if (st & PERF_SAMPLE_TRANSACTION)
+		s->transaction = take64(&c);
+	if (st & PERF_SAMPLE_REGS_INTR)
+		skip_regs(&c, a->sample_regs_intr);
+	if (st & PERF_SAMPLE_PHYS_ADDR)
+		s->phys_addr = take64(&c);
+	if (st & PERF_SAMPLE_CGROUP)
+		s->cgroup = take64(&c);
+	if (c.bad) {
+		s->callchain = NULL;
+		s->nr_callchain = 0;
+		s->raw = NULL;
+		s->raw_size = 0;
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Bytes of the sample_id_all trailer for sample_type st. */
+static uint32_t trailer_size(uint64_t st)
+{
+	return 8 * (has(st, PERF_SAMPLE_TID) + has(st, PERF_SAMPLE_TIME) +
+		    has(st, PERF_SAMPLE_ID) + has(st, PERF_SAMPLE_STREAM_ID) +
+		    has(st, PERF_SAMPLE_CPU) + has(st, PERF_SAMPLE_IDENTIFIER));
+}
+
+int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
+		     struct pipe_sample_id *out)
+{
+	const struct perf_event_header *h = rec->hdr;
+	const struct perf_event_attr *a;
+	struct cursor c;
+	uint64_t st;
+	uint32_t res;
+
+	memset(out, 0, sizeof(*out));
+	if (h->type == PERF_RECORD_SAMPLE) {
+		struct pipe_sample s;
+
+		if (decode_sample(m, rec, &s) < 0)
+			return -EINVAL;
+		out->pid = s.pid;
+		out->tid = s.tid;
+		out->time = s.time;
+		out->id = s.id;
+		out->cpu = s.cpu;
+		out->event = s.event;
+		return 0;
+	}
+	out->event = rec->event != PIPE_EVENT_NONE ? rec->event
+						   : record_event(m, h);
+	a = meta_attr(m, out->event);
+	if (!a || !a->sample_id_all || h->type >= PERF_RECORD_MAX ||
+	    h->size < sizeof(*h))
+		return -EINVAL;
+	st = a->sample_type;
+	if (h->size - sizeof(*h) < trailer_size(st))
+		return -EINVAL;
+	c.p = (const uint8_t *)h + h->size - trailer_size(st);
+	c.end = (const uint8_t *)h + h->size;
+	c.bad = false;
+	if (st & PERF_SAMPLE_TID)
+		take32x2(&c, &out->pid, &out->tid);
+	if (st & PERF_SAMPLE_TIME)
+		out->time = take64(&c);
+	if (st & PERF_SAMPLE_ID)
+		out->id = take64(&c);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		take64(&c);
+	if (st & PERF_SAMPLE_CPU)
+		take32x2(&c, &out->cpu, &res);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		out->id = take64(&c);
+	return c.bad ? -EINVAL : 0;
+}
+
+uint64_t decode_time(const struct meta *m, const struct perf_event_header *h)
+{
+	struct pipe_record rec = {
+		.hdr = h,
+		.event = PIPE_EVENT_NONE,
+	};
+	struct pipe_sample_id id;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		const struct perf_event_attr *a;
+		uint32_t ev = record_event(m, h);
+		uint64_t st, t;
+		uint32_t off = 8;
+
+		/* the fast path: time sits at a fixed offset */
+		a = meta_attr(m, ev);
+		if (!a || !(a->sample_type & PERF_SAMPLE_TIME))
+			return 0;
+		st = a->sample_type;
+		off += 8 * (has(st, PERF_SAMPLE_IDENTIFIER) +
+			    has(st, PERF_SAMPLE_IP) + has(st, PERF_SAMPLE_TID));
+		if (h->size < off + 8)
+			return 0;
+		memcpy(&t, (const uint8_t *)h + off, 8);
+		return t;
+	}
+	if (decode_sample_id(m, &rec, &id) < 0)
+		return 0;
+	return id.time;
+}

@@ -1,0 +1,42 @@
+/*
+ * err.c - filling a struct pipe_err (see err.h).
+ */
+#include <stdio.h>
+
+#include "err.h"
+
+int pipe_err_setv(struct pipe_err *err, int code, const char *fmt, va_list ap)
+{
+	if (!err)
+		return code;
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	err->hint[0] = '\0';
+	return code;
+}
+
+int pipe_err_set(struct pipe_err *err, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pipe_err_setv(err, code, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+void pipe_err_hint(struct pipe_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
+	va_end(ap);
+}
+
+void pipe_err_clear(struct pipe_err *err)
+{
+	err->msg[0] = '\0';
+	err->hint[0] = '\0';
+}

@@ -1,0 +1,276 @@
+/*
+ * loader.c - loading one plugin .so: a file check before dlopen (so a
+ * missing file or a text file gets a clean one-line message), dlopen with
+ * RTLD_NOW | RTLD_LOCAL, the `pipe_plugin` descriptor, and the checks of
+ * its ABI version, size, kind, name, functions and parameter table.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "loader.h"
+#include "params.h"
+
+/* Every plugin of ABI 1.0 has at least this many descriptor bytes. */
+#define LOADER_SIZE_V1_0 \
+	(offsetof(struct pipe_plugin, finish) + sizeof(((struct pipe_plugin *)0)->finish))
+
+const char *loader_kind_name(uint32_t kind)
+{
+	switch (kind) {
+	case PIPE_KIND_SOURCE:
+		return "source";
+	case PIPE_KIND_CODEC:
+		return "codec";
+	case PIPE_KIND_SINK:
+		return "sink";
+	default:
+		return "unknown kind";
+	}
+}
+
+/* e_type of an ELF header in the file's own byte order. */
+static unsigned elf_type(const unsigned char *ehdr)
+{
+	if (ehdr[EI_DATA] == ELFDATA2MSB)
+		return (unsigned)ehdr[16] << 8 | ehdr[17];
+	return (unsigned)ehdr[17] << 8 | ehdr[16];
+}
+
+/* The file exists, is readable and is an ELF shared object (ET_DYN). */
+static int file_check(const char *path, struct pipe_err *err)
+{
+	unsigned char ehdr[18]; /* e_ident and e_type */
+	struct stat st;
+	ssize_t n;
+	int fd, ret = 0;
+
+	if (stat(path, &st) < 0)
+		return pipe_err_set(err, -errno, "cannot load plugin '%s': %s",
+				    path, strerror(errno));
+	if (S_ISDIR(st.st_mode))
+		return pipe_err_set(err, -EISDIR, "cannot load plugin '%s': %s",
+				    path, strerror(EISDIR));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pipe_err_set(err, -errno, "cannot load plugin '%s': %s",
+				    path, strerror(errno));
+	n = read(fd, ehdr, sizeof(ehdr));
+	if (n < 0)
+		ret = pipe_err_set(err, -errno, "cannot load plugin '%s': %s",
+				   path, strerror(errno));
+	else if (!S_ISREG(st.st_mode) || n != (ssize_t)sizeof(ehdr) ||
+		 memcmp(ehdr, ELFMAG, SELFMAG) ||
+		 elf_type(ehdr) != ET_DYN)
+		ret = pipe_err_set(err, -ENOEXEC, "cannot load plugin '%s': "
+				   "not a shared object", path);
+	close(fd);
+	return ret;
+}
+
+/* dlopen's message without its leading "PATH: ", on one line. */
+static void dlerror_tail(char *buf, size_t cap, const char *dlpath)
+{
+	const char *msg = dlerror();
+	size_t plen = strlen(dlpath);
+	char *nl;
+
+	if (!msg)
+		msg = "unknown dlopen error";
+	if (!strncmp(msg, dlpath, plen) && !strncmp(msg + plen, ": ", 2))
+		msg += plen + 2;
+	snprintf(buf, cap, "%s", msg);
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = '\0';
+}
+
+static int version_check(const struct pipe_plugin *p, const char *path,
+			 struct pipe_err *err)
+{
+	uint32_t major = p->abi >> 16, minor = p->abi & 0xffff;
+
+	if (major != PIPE_ABI_MAJOR) {
+		pipe_err_set(err, -EPROTO, "plugin '%s' speaks ABI %u, this "
+			     "pipe speaks ABI %u", path, major, PIPE_ABI_MAJOR);
+		pipe_err_hint(err, "rebuild it against this pipe's "
+			      "pipe_plugin.h");
+		return -EPROTO;
+	}
+	if (minor > PIPE_ABI_MINOR) {
+		pipe_err_set(err, -EPROTO, "plugin '%s' needs ABI %u.%u, this "
+			     "pipe speaks ABI %u.%u", path, major, minor,
+			     PIPE_ABI_MAJOR, PIPE_ABI_MINOR);
+		pipe_err_hint(err, "upgrade pipe, or rebuild the plugin against "
+			      "this pipe's pipe_plugin.h");
+		return -EPROTO;
+	}
+	if (p->size < LOADER_SIZE_V1_0) {
+		pipe_err_set(err, -EPROTO, "plugin '%s' has a %u-byte "
+			     "descriptor, ABI %u.0 needs at least %zu", path,
+			     p->size, PIPE_ABI_MAJOR, LOADER_SIZE_V1_0);
+		pipe_err_hint(err, "set size = sizeof(struct pipe_plugin) and "
+			      "rebuild it against this pipe's pipe_plugin.h");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+static bool name_is_valid(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++, n++)
+		if (n == 64 || !((*s >= 'a' && *s <= 'z') ||
+				 (*s >= '0' && *s <= '9') ||
+				 *s == '_' || *s == '-'))
+			return false;
+	return n > 0;
+}
+
+/* The first missing function of the plugin's kind and shape, or NULL;
+ * *shape is "record source", "byte sink", ... */
+static const char *ops_missing(const struct pipe_plugin *p,
+			       const char **shape)
+{
+	bool bytes = p->flags & PIPE_PLUGIN_BYTES;
+
+	*shape = loader_kind_name(p->kind);
+	if (!p->open)
+		return "open";
+	if (!p->close)
+		return "close";
+	switch (p->kind) {
+	case PIPE_KIND_SOURCE:
+		*shape = bytes ? "byte source" : "record source";
+		if (bytes)
+			return !p->read_at ? "read_at" : !p->size ? "size" : NULL;
+		return !p->start ? "start" : !p->read ? "read" : NULL;
+	case PIPE_KIND_CODEC:
+		return !p->bound ? "bound" : !p->compress ? "compress" :
+			!p->decompress ? "decompress" : NULL;
+	default:
+		if (!p->consume && !p->write)
+			return "consume' or 'write";
+		*shape = bytes ? "byte sink" : "record sink";
+		if (bytes)
+			return !p->write ? "write" : NULL;
+		return !p->consume ? "consume" : NULL;
+	}
+}
+
+static int plugin_check(const struct pipe_plugin *p, const char *path,
+			uint32_t expect_kind, struct pipe_err *err)
+{
+	const char *missing, *shape;
+	char what[4200];
+	int ret;
+
+	ret = version_check(p, path, err);
+	if (ret < 0)
+		return ret;
+	if (p->kind < PIPE_KIND_SOURCE || p->kind > PIPE_KIND_SINK) {
+		pipe_err_set(err, -EINVAL, "plugin '%s' has unknown kind %u",
+			     path, p->kind);
+		pipe_err_hint(err, "kind is PIPE_KIND_SOURCE, PIPE_KIND_CODEC "
+			      "or PIPE_KIND_SINK");
+		return -EINVAL;
+	}
+	if (expect_kind && p->kind != expect_kind)
+		return pipe_err_set(err, -EINVAL, "plugin '%s' is a %s, not a %s",
+				    path, loader_kind_name(p->kind),
+				    loader_kind_name(expect_kind));
+	if (!p->name)
+		return pipe_err_set(err, -EINVAL, "plugin '%s' has no name",
+				    path);
+	if (!name_is_valid(p->name)) {
+		pipe_err_set(err, -EINVAL, "plugin '%s' has a bad name '%.64s'",
+			     path, p->name);
+		pipe_err_hint(err, "a name is 1 to 64 of a-z, 0-9, '_' and "
+			      "'-'");
+		return -EINVAL;
+	}
+	missing = ops_missing(p, &shape);
+	if (missing) {
+		pipe_err_set(err, -EINVAL, "plugin '%s' is a %s without '%s'",
+			     path, shape, missing);
+		if (p->kind == PIPE_KIND_SINK && p->write &&
+		    !(p->flags & PIPE_PLUGIN_BYTES))
+			pipe_err_hint(err, "a byte sink sets PIPE_PLUGIN_BYTES "
+				      "in flags");
+		return -EINVAL;
+	}
+	snprintf(what, sizeof(what), "plugin '%s'", path);
+	return params_check_table(p->params, what, err);
+}
+
+int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
+		struct pipe_err *err)
+{
+	struct loaded *l;
+	char *dlpath = NULL;
+	char why[512];
+	size_t n;
+	int ret;
+
+	*out = NULL;
+	ret = file_check(path, err);
+	if (ret < 0)
+		return ret;
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return pipe_err_set(err, -ENOMEM, "out of memory");
+	l->path = strdup(path);
+	/* a name without '/' would make dlopen search the library path */
+	n = strlen(path) + 3;
+	dlpath = malloc(n);
+	if (!l->path || !dlpath) {
+		ret = pipe_err_set(err, -ENOMEM, "out of memory");
+		goto out_free;
+	}
+	snprintf(dlpath, n, "%s%s", strchr(path, '/') ? "" : "./", path);
+	l->handle = dlopen(dlpath, RTLD_NOW | RTLD_LOCAL);
+	if (!l->handle) {
+		dlerror_tail(why, sizeof(why), dlpath);
+		ret = pipe_err_set(err, -ENOEXEC, "cannot load plugin '%s': %s",
+				   path, why);
+		goto out_free;
+	}
+	l->plugin = dlsym(l->handle, PIPE_PLUGIN_SYMBOL);
+	if (!l->plugin) {
+		ret = pipe_err_set(err, -ENOENT, "plugin '%s' has no '%s' "
+				   "symbol", path, PIPE_PLUGIN_SYMBOL);
+		pipe_err_hint(err, "a plugin exports one 'const struct "
+			      "pipe_plugin pipe_plugin'; see docs/plugins.md");
+		goto out_free;
+	}
+	ret = plugin_check(l->plugin, path, expect_kind, err);
+	if (ret < 0)
+		goto out_free;
+	free(dlpath);
+	*out = l;
+	return 0;
+
+out_free:
+	free(dlpath);
+	loader_close(l);
+	return ret;
+}
+
+void loader_close(struct loaded *l)
+{
+	if (!l)
+		return;
+	if (l->handle)
+		dlclose(l->handle);
+	free(l->path);
+	free(l);
+}

@@ -1,0 +1,31 @@
+/*
+ * loader.h - loading one plugin .so: dlopen(RTLD_NOW | RTLD_LOCAL), the
+ * `pipe_plugin` descriptor, ABI and size checks.
+ */
+#ifndef PIPE_LOADER_H
+#define PIPE_LOADER_H
+
+#include "pipe_plugin.h"
+
+struct pipe_err;
+
+struct loaded {
+	const struct pipe_plugin *plugin; /* borrowed from the .so */
+	void *handle;                     /* dlopen handle */
+	char *path;                       /* owned copy */
+};
+
+/*
+ * Load `path`; `expect_kind` 0 accepts any kind.  Messages name the file:
+ *   plugin 'x.so' speaks ABI 2, this pipe speaks ABI 1
+ *   cannot load plugin 'x.so': <dlerror>
+ *   plugin 'x.so' has no 'pipe_plugin' symbol
+ * On success *out is owned by the caller (loader_close).
+ */
+int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
+		struct pipe_err *err);
+void loader_close(struct loaded *l); /* NULL is a no-op */
+/* "source", "codec", "sink" */
+const char *loader_kind_name(uint32_t kind);
+
+#endif

@@ -1,0 +1,340 @@
+/*
+ * merge.c - per-stream FIFO queues in chunks, merged by a binary heap of
+ * stream heads (see merge.h).  Each record is copied once, on push.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "merge.h"
+
+#define CHUNK_SIZE (256u << 10)
+
+struct entry {
+	uint64_t time;  /* ns */
+	uint32_t event; /* event index */
+	uint32_t size;  /* bytes of the record that follows */
+};
+
+struct chunk {
+	struct chunk *next; /* younger chunk of the same queue */
+	uint32_t head;      /* offset of the oldest unread entry */
+	uint32_t tail;      /* offset where the next entry goes */
+	uint8_t data[];     /* CHUNK_SIZE bytes of entries */
+};
+
+struct queue {
+	uint32_t stream;     /* stream id */
+	uint32_t order;      /* tie-break rank: sideband 0, others 1+id */
+	struct chunk *first; /* oldest chunk */
+	struct chunk *last;  /* youngest chunk */
+	uint64_t last_time; /* time of the youngest record */
+	size_t count;       /* records held */
+	int32_t heap_pos;   /* index in the heap, -1 when not in it */
+};
+
+struct merge {
+	struct queue **queues;    /* owned, nr_queues entries */
+	uint32_t nr_queues;
+	struct queue **heap;      /* non-empty queues by head time */
+	uint32_t heap_len;
+	struct chunk *retired;    /* consumed chunks, freed on next call */
+	struct chunk *spare;      /* one recycled chunk */
+	struct pipe_record *out;  /* batch array */
+	size_t out_cap;
+	size_t bytes;             /* record bytes held */
+	size_t count;             /* records held */
+	uint64_t reordered;
+};
+
+int merge_new(struct merge **out)
+{
+	struct merge *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	*out = m;
+	return 0;
+}
+
+static void chunks_free(struct chunk *c)
+{
+	while (c) {
+		struct chunk *next = c->next;
+
+		free(c);
+		c = next;
+	}
+}
+
+void merge_free(struct merge *m)
+{
+	uint32_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nr_queues; i++) {
+		chunks_free(m->queues[i]->first);
+		free(m->queues[i]);
+	}
+	chunks_free(m->retired);
+	free(m->spare);
+	free(m->queues);
+	free(m->heap);
+	free(m->out);
+	free(m);
+}
+
+static void retire_flush(struct merge *m)
+{
+	while (m->retired) {
+		struct chunk *c = m->retired;
+
+		m->retired = c->next;
+		if (!m->spare)
+			m->spare = c;
+		else
+			free(c);
+	}
+}
+
+static struct chunk *chunk_get(struct merge *m)
+{
+	struct chunk *c = m->spare;
+
+	if (c)
+		m->spare = NULL;
+	else
+		c = malloc(sizeof(*c) + CHUNK_SIZE);
+	if (!c)
+		return NULL;
+	c->next = NULL;
+	c->head = 0;
+	c->tail = 0;
+	return c;
+}
+
+static struct queue *queue_of(struct merge *m, uint32_t stream)
+{
+	struct queue **qs, *q;
+	uint32_t i;
+
+	/* few streams, and callers push runs of one stream: scan from the
+	 * most recently added */
+	for (i = m->nr_queues; i-- > 0;)
+		if (m->queues[i]->stream == stream)
+			return m->queues[i];
+	qs = realloc(m->queues, (m->nr_queues + 1) * sizeof(*qs));
+	if (!qs)
+		return NULL;
+	m->queues = qs;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	qs = realloc(m->heap, (m->nr_queues + 1) * sizeof(*qs));
+	if (!qs) {
+		free(q);
+		return NULL;
+	}
+	m->heap = qs;
+	q->stream = stream;
+	q->order = stream == PIPE_STREAM_SIDEBAND ? 0 : stream + 1;
+	q->heap_pos = -1;
+	m->queues[m->nr_queues++] = q;
+	return q;
+}
+
+static const struct entry *queue_head(const struct queue *q)
+{
+	return (const struct entry *)(q->first->data + q->first->head);
+}
+
+static bool heap_less(const struct queue *a, const struct queue *b)
+{
+	uint64_t ta = queue_head(a)->time, tb = queue_head(b)->time;
+
+	if (ta != tb)
+		return ta < tb;
+	return a->order < b->order;
+}
+
+static void heap_set(struct merge *m, uint32_t i, struct queue *q)
+{
+	m->heap[i] = q;
+	q->heap_pos = (int32_t)i;
+}
+
+static void heap_up(struct merge *m, uint32_t i)
+{
+	struct queue *q = m->heap[i];
+
+	while (i > 0) {
+		uint32_t parent = (i - 1) / 2;
+
+		if (!heap_less(q, m->heap[parent]))
+			break;
+		heap_set(m, i, m->heap[parent]);
+		i = parent;
+	}
+	heap_set(m, i, q);
+}
+
+static void heap_down(struct merge *m, uint32_t i)
+{
+	struct queue *q = m->heap[i];
+
+	for (;;) {
+		uint32_t l = 2 * i + 1, best = l;
+
+		if (l >= m->heap_len)
+			break;
+		if (l + 1 < m->heap_len && heap_less(m->heap[l + 1], m->heap[l]))
+			best = l + 1;
+		if (!heap_less(m->heap[best], q))
+			break;
+		heap_set(m, i, m->heap[best]);
+		i = best;
+	}
+	heap_set(m, i, q);
+}
+
+static int queue_append(struct merge *m, struct queue *q,
+			const struct pipe_record *r)
+{
+	uint32_t size = r->hdr->size;
+	uint32_t need = sizeof(struct entry) + ((size + 7u) & ~7u);
+	struct entry *e;
+
+	if (!q->last || CHUNK_SIZE - q->last->tail < need) {
+		struct chunk *c = chunk_get(m);
+
+		if (!c)
+			return -ENOMEM;
+		if (q->last)
+			q->last->next = c;
+		else
+			q->first = c;
+		q->last = c;
+	}
+	e = (struct entry *)(q->last->data + q->last->tail);
+	e->time = r->time;
+	if (q->count && e->time < q->last_time) {
+		e->time = q->last_time;
+		m->reordered++;
+	}
+	e->event = r->event;
+	e->size = size;
+	memcpy(e + 1, r->hdr, size);
+	q->last->tail += need;
+	q->last_time = e->time;
+	q->count++;
+	m->count++;
+	m->bytes += size;
+	if (q->heap_pos < 0) {
+		heap_set(m, m->heap_len++, q);
+		heap_up(m, m->heap_len - 1);
+	}
+	return 0;
+}
+
+int merge_push(struct merge *m, const struct pipe_record *recs, size_t nr)
+{
+	struct queue *q = NULL;
+	size_t i;
+	int ret;
+
+	retire_flush(m);
+	for (i = 0; i < nr; i++) {
+		if (!q || q->stream != recs[i].stream) {
+			q = queue_of(m, recs[i].stream);
+			if (!q)
+				return -ENOMEM;
+		}
+		ret = queue_append(m, q, &recs[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* Take the head entry of q; returns its view. */
+static void queue_take(struct merge *m, struct queue *q,
+		       struct pipe_record *r)
+{
+	struct chunk *c = q->first;
+	const struct entry *e = queue_head(q);
+
+	r->hdr = (const struct perf_event_header *)(e + 1);
+	r->time = e->time;
+	r->stream = q->stream;
+	r->event = e->event;
+	c->head += sizeof(*e) + ((e->size + 7u) & ~7u);
+	q->count--;
+	m->count--;
+	m->bytes -= e->size;
+	if (c->head == c->tail && (c->next || !q->count)) {
+		/* the views still point into c: retire, free later */
+		q->first = c->next;
+		if (!q->first)
+			q->last = NULL;
+		c->next = m->retired;
+		m->retired = c;
+	}
+}
+
+void merge_pop(struct merge *m, uint64_t horizon, size_t max,
+	       struct pipe_batch *out)
+{
+	size_t n = 0;
+
+	retire_flush(m);
+	out->flags = 0;
+	if (max > m->out_cap) {
+		struct pipe_record *o = realloc(m->out, max * sizeof(*o));
+
+		if (o) {
+			m->out = o;
+			m->out_cap = max;
+		}
+	}
+	if (max > m->out_cap)
+		max = m->out_cap;
+	while (n < max && m->heap_len) {
+		struct queue *q = m->heap[0];
+
+		if (queue_head(q)->time >= horizon && horizon != UINT64_MAX)
+			break;
+		queue_take(m, q, &m->out[n++]);
+		if (q->count) {
+			heap_down(m, 0);
+		} else {
+			q->heap_pos = -1;
+			if (--m->heap_len) {
+				heap_set(m, 0, m->heap[m->heap_len]);
+				heap_down(m, 0);
+			}
+		}
+	}
+	out->recs = m->out;
+	out->nr = n;
+}
+
+size_t merge_bytes(const struct merge *m)
+{
+	return m->bytes;
+}
+
+size_t merge_count(const struct merge *m)
+{
+	return m->count;
+}
+
+uint64_t merge_oldest(const struct merge *m)
+{
+	return m->heap_len ? queue_head(m->heap[0])->time : UINT64_MAX;
+}
+
+uint64_t merge_reordered(const struct merge *m)
+{
+	return m->reordered;
+}

@@ -1,0 +1,383 @@
+/*
+ * pipe.c - the `pipe` command: parses the command line and hands the
+ * work to core (run.h, conf.h, loader.h).  The only place that exits.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "conf.h"
+#include "err.h"
+#include "loader.h"
+#include "meta.h"
+#include "params.h"
+#include "run.h"
+
+#define PIPE_VERSION "0.1.0"
+#define MAX_SINKS 32
+
+static const char usage_text[] =
+	"usage: pipe -s SOURCE[:ARGS] [-c CODEC[:ARGS]] -k SINK[:ARGS]"
+	" [-k SINK...] [-q] [-v] [-- COMMAND ARGS...]\n"
+	"       pipe plugins            list the plugins of plugins.conf\n"
+	"       pipe help NAME          parameters of plugin NAME\n"
+	"       pipe info [--json] FILE summary of a pipe file\n"
+	"       pipe verify FILE        check every block, print the digest\n"
+	"\n"
+	"  pipe -s perf -c zstd:9 -k file:out.dat -- ./my-program\n"
+	"  pipe -s perf -k file:out.dat            (whole system, until Ctrl-C)\n"
+	"  pipe -s file:out.dat -k report\n"
+	"  pipe -s file:out.dat -k json:out.json\n";
+
+static void print_err(const struct pipe_err *err)
+{
+	fprintf(stderr, "pipe: %s\n", err->msg[0] ? err->msg : "failed");
+	if (err->hint[0])
+		fprintf(stderr, "hint: %s\n", err->hint);
+}
+
+static void usage_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "pipe: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nhint: see 'pipe --help'\n");
+	exit(2);
+}
+
+static void conf_note(const char *line)
+{
+	fprintf(stderr, "pipe: %s\n", line);
+}
+
+/* plugins.conf beside the binary (in-tree build), or the installed one */
+static char *builtin_conf(void)
+{
+	static const char *const rel[] = { "plugins.conf",
+					   "../lib/pipe/plugins.conf" };
+	char exe[PATH_MAX], *slash, *path;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t i;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return NULL;
+	slash[1] = '\0';
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		size_t len = strlen(exe) + strlen(rel[i]) + 1;
+
+		path = malloc(len);
+		if (!path)
+			return NULL;
+		snprintf(path, len, "%s%s", exe, rel[i]);
+		if (access(path, R_OK) == 0)
+			return path;
+		free(path);
+	}
+	return NULL;
+}
+
+static struct conf *load_conf(void)
+{
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct conf *conf;
+	char *builtin = builtin_conf();
+	int ret = conf_load(&conf, builtin, conf_note, &err);
+
+	free(builtin);
+	if (ret < 0) {
+		print_err(&err);
+		exit(1);
+	}
+	return conf;
+}
+
+static int cmd_plugins(const struct conf *conf)
+{
+	uint32_t i;
+
+	for (i = 0; i < conf->nr; i++) {
+		const struct conf_entry *e = &conf->entries[i];
+		struct pipe_err err = { { 0 }, { 0 } };
+		struct loaded *lp;
+
+		if (loader_open(&lp, e->path, e->kind, &err) < 0) {
+			printf("%-6s %-8s BROKEN: %s\n", loader_kind_name(e->kind),
+			       e->name, err.msg);
+			continue;
+		}
+		printf("%-6s %-8s %s%s\n", loader_kind_name(e->kind), e->name,
+		       lp->plugin->summary ? lp->plugin->summary : "",
+		       (lp->plugin->flags & PIPE_PLUGIN_BYTES) ? " (bytes)" : "");
+		loader_close(lp);
+	}
+	return 0;
+}
+
+static int cmd_help(const struct conf *conf, const char *name)
+{
+	static const uint32_t kinds[] = { PIPE_KIND_SOURCE, PIPE_KIND_CODEC,
+					  PIPE_KIND_SINK };
+	const struct pipe_param *writer = run_writer_params();
+	int found = 0;
+	size_t k;
+
+	for (k = 0; k < 3; k++) {
+		const struct conf_entry *e = conf_find(conf, kinds[k], name);
+		struct pipe_err err = { { 0 }, { 0 } };
+		struct loaded *lp;
+
+		if (!e)
+			continue;
+		found++;
+		if (loader_open(&lp, e->path, kinds[k], &err) < 0) {
+			print_err(&err);
+			continue;
+		}
+		printf("%s %s: %s\n", loader_kind_name(kinds[k]), name,
+		       lp->plugin->summary ? lp->plugin->summary : "");
+		if (lp->plugin->params && lp->plugin->params[0].name)
+			params_help(stdout, lp->plugin->params);
+		if (kinds[k] == PIPE_KIND_CODEC) {
+			printf("  writer options (every codec):\n");
+			params_help(stdout, writer);
+		}
+		printf("\n");
+		loader_close(lp);
+	}
+	if (!found) {
+		fprintf(stderr, "pipe: no plugin named '%s'\n", name);
+		fprintf(stderr, "hint: 'pipe plugins' lists them\n");
+		return 1;
+	}
+	return 0;
+}
+
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+struct kv {
+	const char *key;
+	char val[512];
+	bool number; /* print unquoted in JSON */
+};
+
+static int cmd_info(const struct conf *conf, const char *path, bool json)
+{
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct scan_result r;
+	const struct pipe_meta *m;
+	struct kv kv[64 + 256];
+	size_t n = 0, i;
+	uint32_t e;
+	double secs;
+
+	if (run_scan(conf, path, false, &r, &err) < 0) {
+		print_err(&err);
+		return 1;
+	}
+	m = meta_view(r.meta);
+	secs = r.st.t_last > r.st.t_first ?
+		(double)(r.st.t_last - r.st.t_first) / 1e9 : 0.0;
+#define KV(k, num, ...) do { kv[n].key = (k); kv[n].number = (num); \
+	snprintf(kv[n].val, sizeof(kv[n].val), __VA_ARGS__); n++; } while (0)
+	KV("records", true, "%llu", (unsigned long long)r.st.records);
+	KV("samples", true, "%llu", (unsigned long long)r.st.samples);
+	KV("lost", true, "%llu", (unsigned long long)r.st.lost);
+	KV("throttled", true, "%llu", (unsigned long long)r.st.throttles);
+	KV("file", false, "%s", path);
+	KV("file_bytes", true, "%llu", (unsigned long long)r.file_size);
+	KV("raw_bytes", true, "%llu", (unsigned long long)r.st.raw_bytes);
+	KV("blocks", true, "%llu", (unsigned long long)r.st.blocks);
+	KV("duration_s", true, "%.6f", secs);
+	KV("streams", true, "%u", m->nr_streams);
+	KV("recovered", false, "%s", r.st.recovered ? "yes" : "no");
+	KV("damaged_blocks", true, "%llu",
+	   (unsigned long long)r.st.blocks_damaged);
+	KV("damaged_records", true, "%llu",
+	   (unsigned long long)r.st.records_damaged);
+	KV("torn_bytes", true, "%llu", (unsigned long long)r.st.torn_bytes);
+	kv[n].key = "events";
+	kv[n].number = false;
+	kv[n].val[0] = '\0';
+	for (e = 0; e < m->nr_events; e++) {
+		size_t l = strlen(kv[n].val);
+
+		snprintf(kv[n].val + l, sizeof(kv[n].val) - l, "%s%s",
+			 e ? "," : "", m->events[e].name);
+	}
+	n++;
+	for (e = 0; e < m->nr_props && n < sizeof(kv) / sizeof(kv[0]); e++)
+		KV(m->prop_keys[e], false, "%s", m->prop_values[e]);
+#undef KV
+	if (json)
+		putchar('{');
+	for (i = 0; i < n; i++) {
+		if (!json) {
+			printf("%s: %s\n", kv[i].key, kv[i].val);
+			continue;
+		}
+		if (i)
+			putchar(',');
+		json_str(kv[i].key);
+		putchar(':');
+		if (kv[i].number)
+			fputs(kv[i].val, stdout);
+		else
+			json_str(kv[i].val);
+	}
+	if (json)
+		printf("}\n");
+	scan_result_release(&r);
+	return 0;
+}
+
+static int cmd_verify(const struct conf *conf, const char *path)
+{
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct scan_result r;
+	bool bad;
+
+	if (run_scan(conf, path, false, &r, &err) < 0) {
+		print_err(&err);
+		return 1;
+	}
+	bad = r.st.blocks_damaged || r.st.torn_bytes || r.st.recovered ||
+	      r.out_of_order;
+	printf("records: %llu\nsamples: %llu\nlost: %llu\nblocks: %llu\n"
+	       "damaged_blocks: %llu\ntorn_bytes: %llu\nout_of_order: %llu\n"
+	       "digest: %s\nstatus: %s\n",
+	       (unsigned long long)r.st.records,
+	       (unsigned long long)r.st.samples,
+	       (unsigned long long)r.st.lost,
+	       (unsigned long long)r.st.blocks,
+	       (unsigned long long)r.st.blocks_damaged,
+	       (unsigned long long)r.st.torn_bytes,
+	       (unsigned long long)r.out_of_order, r.digest,
+	       bad ? "damaged" : "ok");
+	scan_result_release(&r);
+	return bad ? 1 : 0;
+}
+
+static const char *need_arg(int argc, char **argv, int *i)
+{
+	if (*i + 1 >= argc)
+		usage_error("option '%s' needs a value", argv[*i]);
+	return argv[++*i];
+}
+
+int main(int argc, char **argv)
+{
+	const char *sinks[MAX_SINKS];
+	struct run_opts o = { .sinks = sinks };
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct conf *conf;
+	int i, code;
+
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("pipe %s (plugin ABI %d.%d)\n", PIPE_VERSION,
+		       PIPE_ABI_MAJOR, PIPE_ABI_MINOR);
+		return 0;
+	}
+	if (!strcmp(argv[1], "plugins")) {
+		conf = load_conf();
+		code = cmd_plugins(conf);
+		conf_free(conf);
+		return code;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc != 3)
+			usage_error("%s", "usage: pipe help NAME");
+		conf = load_conf();
+		code = cmd_help(conf, argv[2]);
+		conf_free(conf);
+		return code;
+	}
+	if (!strcmp(argv[1], "info") || !strcmp(argv[1], "verify")) {
+		bool json = argc == 4 && !strcmp(argv[2], "--json") &&
+			    !strcmp(argv[1], "info");
+
+		if (argc != 3 && !json)
+			usage_error("usage: pipe %s FILE", argv[1]);
+		conf = load_conf();
+		if (!strcmp(argv[1], "info"))
+			code = cmd_info(conf, argv[argc - 1], json);
+		else
+			code = cmd_verify(conf, argv[2]);
+		conf_free(conf);
+		return code;
+	}
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			if (i + 1 >= argc)
+				usage_error("%s", "'--' needs a command after it");
+			o.command = &argv[i + 1];
+			break;
+		} else if (!strcmp(a, "-s")) {
+			if (o.source)
+				usage_error("%s", "only one source (-s) per run");
+			o.source = need_arg(argc, argv, &i);
+		} else if (!strcmp(a, "-c")) {
+			if (o.codec)
+				usage_error("%s", "only one codec (-c) per run");
+			o.codec = need_arg(argc, argv, &i);
+		} else if (!strcmp(a, "-k")) {
+			if (o.nr_sinks >= MAX_SINKS)
+				usage_error("%s", "too many sinks (-k)");
+			sinks[o.nr_sinks++] = need_arg(argc, argv, &i);
+		} else if (!strcmp(a, "-q")) {
+			o.quiet = true;
+		} else if (!strcmp(a, "-v")) {
+			o.verbose = true;
+		} else {
+			usage_error("unknown option '%s'", a);
+		}
+	}
+	if (!o.source)
+		usage_error("%s", "no source: add -s SOURCE, such as -s perf");
+	if (!o.nr_sinks)
+		usage_error("%s", "no sink: add -k SINK, such as -k report");
+	conf = load_conf();
+	o.conf = conf;
+	code = run_pipeline(&o, &err);
+	if (code != 0 && err.msg[0])
+		print_err(&err);
+	conf_free(conf);
+	return code;
+}

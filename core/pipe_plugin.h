@@ -1,0 +1,336 @@
+/*
+ * pipe_plugin.h - the whole plugin ABI of pipe.
+ *
+ * A plugin is a shared object that exports one data symbol, `pipe_plugin`,
+ * a `struct pipe_plugin`.  Plugins never link against pipe: everything they
+ * need from the host comes through the `struct pipe_host` table handed to
+ * `open`.  If it is not in this header, it is not API.
+ *
+ * Versioning: `abi` is (major << 16 | minor).  The host refuses another
+ * major or a newer minor.  Structs that carry `size` only ever grow at the
+ * end; a reader checks `size` before touching a field added later.
+ */
+#ifndef PIPE_PLUGIN_H
+#define PIPE_PLUGIN_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/perf_event.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PIPE_ABI_MAJOR 1
+#define PIPE_ABI_MINOR 0
+#define PIPE_ABI ((PIPE_ABI_MAJOR << 16) | PIPE_ABI_MINOR)
+
+#if defined(__GNUC__)
+#define PIPE_EXPORT __attribute__((visibility("default")))
+#define PIPE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PIPE_EXPORT
+#define PIPE_PRINTF(a, b)
+#endif
+
+/* Return codes besides 0 and negative errno. */
+#define PIPE_EOF 1 /* read: the source has no more records */
+
+/* Stream ids: CPU streams are 0..nr_streams-1; the sideband is this. */
+#define PIPE_STREAM_SIDEBAND UINT32_C(0xffffffff)
+/* Event index of a record that belongs to no recorded event. */
+#define PIPE_EVENT_NONE UINT32_C(0xffffffff)
+
+enum pipe_kind {
+	PIPE_KIND_SOURCE = 1,
+	PIPE_KIND_CODEC = 2,
+	PIPE_KIND_SINK = 3,
+};
+
+enum pipe_plugin_flags {
+	PIPE_PLUGIN_BYTES = 1 << 0,   /* byte source or byte sink */
+	PIPE_PLUGIN_SYMBOLS = 1 << 1, /* sink: host keeps process state */
+	PIPE_PLUGIN_LIVE = 1 << 2,    /* source: records live, takes -- CMD */
+};
+
+/*
+ * Parameters.  A plugin declares a table; the host parses
+ * `NAME:ITEM,key=value,...` against it, rejects unknown keys listing the
+ * valid ones, and prints `pipe help NAME` from it.
+ */
+enum pipe_param_type {
+	PIPE_PARAM_STR = 1,      /* any text */
+	PIPE_PARAM_INT = 2,      /* integer in [min, max] */
+	PIPE_PARAM_BOOL = 3,     /* on|off; arg_int gives 1 or 0 */
+	PIPE_PARAM_SIZE = 4,     /* bytes, K/M/G suffixes; in [min, max] */
+	PIPE_PARAM_DURATION = 5, /* s/ms/us/ns suffixes (bare: s); in ns */
+	PIPE_PARAM_ENUM = 6,     /* one of `choices` "a|b|c"; arg_int: index */
+	PIPE_PARAM_LIST = 7,     /* items joined by '+'; see arg_list */
+};
+
+enum pipe_param_flags {
+	PIPE_PARAM_POSITIONAL = 1 << 0, /* may be given as the bare first item */
+	PIPE_PARAM_REQUIRED = 1 << 1,   /* must be given */
+};
+
+struct pipe_param {
+	const char *name;    /* key, [a-z_]+ */
+	uint32_t type;       /* enum pipe_param_type */
+	uint32_t flags;      /* enum pipe_param_flags */
+	const char *def;     /* default as text, NULL for none */
+	const char *help;    /* one line, no final period */
+	const char *choices; /* ENUM: "a|b|c"; else NULL */
+	int64_t min;         /* INT/SIZE/DURATION lower bound (both 0: none) */
+	int64_t max;         /* INT/SIZE/DURATION upper bound */
+};
+
+/* Opaque per-instance handle the host passes to every host call. */
+struct pipe_ctx;
+
+/*
+ * A record: one perf record exactly as the kernel writes it, borrowed.
+ * The view lives until the call it was handed to returns (for a source's
+ * own batch: until its next read).
+ */
+struct pipe_record {
+	const struct perf_event_header *hdr; /* hdr->size bytes, 8-aligned */
+	uint64_t time;                       /* ns, perf clock; 0: unknown */
+	uint32_t stream;                     /* CPU stream or SIDEBAND */
+	uint32_t event;                      /* index in meta events, or NONE */
+};
+
+enum pipe_batch_flags {
+	/* source: a full pass over every stream ended with this batch */
+	PIPE_BATCH_ROUND_END = 1 << 0,
+};
+
+struct pipe_batch {
+	const struct pipe_record *recs; /* borrowed array */
+	size_t nr;                      /* number of records */
+	uint32_t flags;                 /* enum pipe_batch_flags */
+};
+
+/* One recorded event, as the metadata describes it to sinks. */
+struct pipe_meta_event {
+	const struct perf_event_attr *attr; /* attr.size bytes meaningful */
+	const char *name;                   /* "cpu-clock", "cycles", ... */
+	const uint64_t *ids;                /* kernel sample ids */
+	uint32_t nr_ids;
+};
+
+/* The metadata of a recording, read-only for sinks. */
+struct pipe_meta {
+	uint32_t size;                        /* sizeof at the host's build */
+	uint32_t nr_events;
+	const struct pipe_meta_event *events;
+	uint32_t nr_streams;                  /* CPU streams; sideband apart */
+	const int32_t *stream_cpu;            /* CPU number of each stream */
+	uint32_t nr_props;
+	const char *const *prop_keys;         /* "hostname", "release", ... */
+	const char *const *prop_values;
+};
+
+/* A decoded PERF_RECORD_SAMPLE; fields absent from sample_type are 0. */
+struct pipe_sample {
+	uint64_t sample_type;      /* which fields below are present */
+	uint32_t event;            /* index in meta events, or NONE */
+	uint16_t misc;             /* header misc (cpumode bits) */
+	uint16_t reserved;
+	uint64_t id;               /* IDENTIFIER or ID */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;             /* ns */
+	uint64_t addr;
+	uint64_t stream_id;
+	uint32_t cpu, cpu_res;
+	uint64_t period;
+	const uint64_t *callchain; /* borrowed, nr_callchain entries */
+	uint64_t nr_callchain;
+	const void *raw;           /* borrowed PERF_SAMPLE_RAW bytes */
+	uint32_t raw_size;
+	uint64_t weight;
+	uint64_t data_src;
+	uint64_t transaction;
+	uint64_t phys_addr;
+	uint64_t cgroup;
+};
+
+/* The sample_id_all trailer of a non-sample record, or a sample's ids. */
+struct pipe_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t id;
+	uint32_t cpu;
+	uint32_t event;            /* index in meta events, or NONE */
+};
+
+enum pipe_symbol_flags {
+	PIPE_SYM_KERNEL = 1 << 0,   /* kernel address */
+	PIPE_SYM_RESOLVED = 1 << 1, /* name is a symbol */
+	PIPE_SYM_DELETED = 1 << 2,  /* binary was deleted; dso ends "(deleted)" */
+	PIPE_SYM_BUILDID_MISMATCH = 1 << 3,
+};
+
+/* An address resolved by the host's symbolizer; strings are borrowed for
+ * the whole run. */
+struct pipe_symbol {
+	const char *name;    /* symbol (demangled per `demangle`), NULL unresolved */
+	const char *dso;     /* binary path, "[kernel.kallsyms]", NULL: no map */
+	const char *dso_short; /* basename of dso */
+	uint64_t sym_start;  /* symbol start in dso addresses */
+	uint64_t offset;     /* ip - symbol start; or ip's offset in the dso */
+	uint32_t flags;      /* enum pipe_symbol_flags */
+	uint32_t reserved;
+};
+
+enum pipe_log_level {
+	PIPE_LOG_ERROR = 0, /* printed always */
+	PIPE_LOG_WARN = 1,  /* printed always, "warning: " */
+	PIPE_LOG_NOTE = 2,  /* printed unless -q, "note: " */
+	PIPE_LOG_DEBUG = 3, /* printed with -v */
+};
+
+/*
+ * The host table.  Every function takes the instance's ctx.  Strings and
+ * arrays returned are borrowed and live as long as the instance unless
+ * said otherwise.
+ */
+struct pipe_host {
+	uint32_t abi;
+	uint32_t size;
+
+	/* Parameters, already parsed and checked against the table. */
+	const char *(*arg_str)(struct pipe_ctx *ctx, const char *name);
+	int64_t (*arg_int)(struct pipe_ctx *ctx, const char *name);
+	bool (*arg_is_set)(struct pipe_ctx *ctx, const char *name);
+	/* LIST: number of items, *items set to a borrowed array */
+	uint32_t (*arg_list)(struct pipe_ctx *ctx, const char *name,
+			     const char *const **items);
+
+	/*
+	 * Errors: set the instance's one error message (what failed, the
+	 * subject in quotes, the cause; lowercase, no final period), then
+	 * return a negative errno.  `hint` adds the "hint:" line.
+	 */
+	void (*error)(struct pipe_ctx *ctx, const char *fmt, ...)
+		PIPE_PRINTF(2, 3);
+	void (*hint)(struct pipe_ctx *ctx, const char *fmt, ...)
+		PIPE_PRINTF(2, 3);
+	void (*log)(struct pipe_ctx *ctx, int level, const char *fmt, ...)
+		PIPE_PRINTF(3, 4);
+	bool (*interrupted)(struct pipe_ctx *ctx); /* SIGINT/SIGTERM seen */
+	bool (*quiet)(struct pipe_ctx *ctx);       /* -q given */
+	bool (*tty)(struct pipe_ctx *ctx);         /* stderr is a terminal */
+
+	/* Metadata: sources build it before their first read; sinks read it
+	 * from `start` on. */
+	const struct pipe_meta *(*meta)(struct pipe_ctx *ctx);
+	const char *(*meta_prop)(struct pipe_ctx *ctx, const char *key);
+	/* source: add an event; returns its index or negative errno */
+	int (*meta_add_event)(struct pipe_ctx *ctx,
+			      const struct perf_event_attr *attr,
+			      const char *name, const uint64_t *ids,
+			      uint32_t nr_ids);
+	int (*meta_set_streams)(struct pipe_ctx *ctx, uint32_t nr,
+				const int32_t *cpus);
+	int (*meta_set_prop)(struct pipe_ctx *ctx, const char *key,
+			     const char *value);
+	/* source: the event index of a kernel sample id (NONE if unknown) */
+	uint32_t (*event_of_id)(struct pipe_ctx *ctx, uint64_t id);
+
+	/* The sample decoder: no plugin parses sample_type bits. */
+	int (*decode_sample)(struct pipe_ctx *ctx, const struct pipe_record *rec,
+			     struct pipe_sample *out);
+	int (*decode_sample_id)(struct pipe_ctx *ctx,
+				const struct pipe_record *rec,
+				struct pipe_sample_id *out);
+
+	/* Live sources: the `-- CMD ARGS` (NULL-terminated, NULL if none). */
+	char *const *(*command)(struct pipe_ctx *ctx);
+	/* Live sources: the command ended with this wait status. */
+	void (*command_exited)(struct pipe_ctx *ctx, int wait_status);
+
+	/*
+	 * The symbolizer (sinks with PIPE_PLUGIN_SYMBOLS): resolves `ip` of
+	 * thread `pid` in the state as of the record being consumed.
+	 * `misc` is the sample's header misc (cpumode).  Returns 0 with *out
+	 * filled (name NULL when unresolved), or negative errno.
+	 */
+	int (*symbolize)(struct pipe_ctx *ctx, uint32_t pid, uint64_t ip,
+			 uint16_t misc, struct pipe_symbol *out);
+	/* The command name of thread tid ("[unknown]" never NULL). */
+	const char *(*thread_comm)(struct pipe_ctx *ctx, uint32_t tid);
+};
+
+/*
+ * The plugin descriptor.  One flat struct for every kind: a plugin fills
+ * the fields of its kind and leaves the rest NULL.  `void *state` is the
+ * instance the plugin allocated in `open`; it frees it in `close`.
+ */
+struct pipe_plugin {
+	uint32_t abi;                     /* PIPE_ABI */
+	uint32_t size;                    /* sizeof(struct pipe_plugin) */
+	uint32_t kind;                    /* enum pipe_kind */
+	uint32_t flags;                   /* enum pipe_plugin_flags */
+	const char *name;                 /* "zstd", "file", ... */
+	const char *summary;              /* one line for `pipe plugins` */
+	const char *version;              /* plugin version text */
+	const struct pipe_param *params;  /* ends with name == NULL */
+	uint32_t codec_id;                /* codec: id in block headers */
+	uint32_t reserved;
+
+	/* Every kind.  `open` keeps `host` and `ctx` for later calls. */
+	int (*open)(const struct pipe_host *host, struct pipe_ctx *ctx,
+		    void **state);
+	void (*close)(void *state);
+
+	/* Record source.  `start` builds the metadata and starts recording;
+	 * `read` fills *out with records borrowed until the next call and
+	 * returns 0, PIPE_EOF at the end, -EAGAIN when the host should poll
+	 * `fds`, or negative errno.  `stop` asks for a clean end (signo: the
+	 * signal that asked, 0 for duration/end); reads then drain. */
+	int (*start)(void *state);
+	int (*read)(void *state, struct pipe_batch *out);
+	int (*fds)(void *state, int *fds, uint32_t cap); /* returns count */
+	int (*stop)(void *state, int signo);
+
+	/* Byte source.  `read_at` reads up to len bytes at off into buf and
+	 * sets *got (0: end of file); a non-seekable source is read with
+	 * increasing offsets only and `byte_size` returns -ESPIPE. */
+	int (*read_at)(void *state, uint64_t off, void *buf, size_t len,
+		       size_t *got);
+	int (*byte_size)(void *state, uint64_t *size);
+
+	/* Codec: independent blocks.  dict_id 0 means no dictionary. */
+	size_t (*bound)(void *state, size_t raw_len);
+	int (*compress)(void *state, uint32_t dict_id, const void *src,
+			size_t len, void *dst, size_t cap, size_t *out_len);
+	/* raw_len is the exact decoded length from the block header */
+	int (*decompress)(void *state, uint32_t dict_id, const void *src,
+			  size_t len, void *dst, size_t raw_len);
+	/* optional: make dictionary `id` usable by compress/decompress */
+	int (*add_dict)(void *state, uint32_t id, const void *dict, size_t len);
+	/* optional: train a dictionary of at most cap bytes from samples */
+	int (*train)(void *state, const void *samples, const size_t *sizes,
+		     uint32_t nr, void *dict, size_t cap, size_t *dict_len);
+
+	/* Sink.  Record sinks `consume` batches in time order; byte sinks
+	 * `write` finished pipe-file bytes.  `start` sees the metadata;
+	 * `finish` ends the output (called once, after the last batch). */
+	int (*start_sink)(void *state);
+	int (*consume)(void *state, const struct pipe_batch *batch);
+	int (*write)(void *state, const void *buf, size_t len);
+	int (*flush)(void *state);
+	int (*finish)(void *state);
+};
+
+/* The one symbol a plugin exports. */
+#define PIPE_PLUGIN_SYMBOL "pipe_plugin"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PIPE_PLUGIN_H */

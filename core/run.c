@@ -1,0 +1,898 @@
+/*
+ * run.c - the bus: pulls batches from the source (records live, or
+ * decoded from pipe-file bytes), puts them in time order, keeps the
+ * symbolizer's process state, and fans them out to record sinks and,
+ * through the container writer, to byte sinks (see run.h).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "conf.h"
+#include "container.h"
+#include "host.h"
+#include "loader.h"
+#include "merge.h"
+#include "meta.h"
+#include "params.h"
+#include "run.h"
+#include "symbolizer.h"
+
+#define BATCH_MAX 4096
+#define MERGE_BYTES_MAX (512u << 20) /* force a release past this */
+#define MAX_FDS 1024
+
+/* Writer options every codec accepts on -c (DESIGN §0). */
+static const struct pipe_param writer_params_table[] = {
+	{ "block", PIPE_PARAM_SIZE, 0, "128K",
+	  "raw bytes of records per block", NULL,
+	  CONTAINER_BLOCK_MIN, CONTAINER_BLOCK_MAX },
+	{ "flush", PIPE_PARAM_DURATION, 0, "1s",
+	  "a quiet stream still reaches the output within this time", NULL,
+	  1000000, INT64_C(3600) * 1000000000 },
+	{ "transform", PIPE_PARAM_ENUM, 0, "auto",
+	  "record-aware column transform (auto: on unless codec none)",
+	  "auto|on|off", 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+const struct pipe_param *run_writer_params(void)
+{
+	return writer_params_table;
+}
+
+struct codec_slot {
+	struct loaded *lp;  /* owned */
+	struct inst *inst;  /* reader instances, owned */
+};
+
+struct pipeline {
+	const struct run_opts *o;
+	struct host_run hr;
+	struct inst *src;
+	struct inst **sinks;        /* all sinks, owned */
+	uint32_t nr_sinks;
+	bool symbols;               /* some sink wants the symbolizer */
+	struct inst *codec;         /* writer's codec, or NULL */
+	struct cwriter *writer;     /* when there are byte sinks */
+	struct creader *reader;     /* byte source */
+	struct merge *merge;        /* live record sources */
+	uint64_t round_max;         /* newest time of this round */
+	uint64_t prev_round_max;    /* newest time of the previous round */
+	int sigfd;
+	struct codec_slot *codecs;  /* reader codecs, by conf order */
+	uint32_t nr_codecs;
+	struct inst **open_codecs;  /* reader codec instances */
+	uint32_t nr_open_codecs;
+	struct pipe_err derr;       /* first deferred error */
+	/* counts for the live summary */
+	uint64_t samples, lost, throttled, records;
+	struct timespec t0;
+};
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void count_records(struct pipeline *pl, const struct pipe_batch *b)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr; i++) {
+		const struct perf_event_header *h = b->recs[i].hdr;
+
+		pl->records++;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			pl->samples++;
+		} else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+			uint64_t lost;
+
+			memcpy(&lost, (const uint8_t *)h + 16, 8);
+			pl->lost += lost;
+		} else if (h->type == PERF_RECORD_THROTTLE) {
+			pl->throttled++;
+		}
+	}
+}
+
+static bool is_state_record(uint32_t type)
+{
+	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
+	       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
+	       type == PERF_RECORD_EXIT;
+}
+
+static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
+		       bool symbols_only, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret;
+
+	if (!b->nr)
+		return 0;
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+		bool sym = s->p->flags & PIPE_PLUGIN_SYMBOLS;
+
+		if (!s->p->consume || (s->p->flags & PIPE_PLUGIN_BYTES))
+			continue;
+		if (sym != symbols_only)
+			continue;
+		ret = s->p->consume(s->state, b);
+		if (ret < 0)
+			return inst_fail(s, ret, err);
+	}
+	return 0;
+}
+
+/*
+ * Symbolizing sinks must see each sample with the process state of its
+ * time: cut the batch before every run of state records, apply the run,
+ * then hand the next piece over.
+ */
+static int deliver_symbols(struct pipeline *pl, const struct pipe_batch *b,
+			   struct pipe_err *err)
+{
+	struct pipe_batch part = { .flags = b->flags };
+	size_t start = 0, i;
+	bool seen_other = false;
+	int ret;
+
+	for (i = 0; i < b->nr; i++) {
+		if (!is_state_record(b->recs[i].hdr->type)) {
+			seen_other = true;
+			continue;
+		}
+		if (seen_other) {
+			part.recs = b->recs + start;
+			part.nr = i - start;
+			ret = consume_all(pl, &part, true, err);
+			if (ret < 0)
+				return ret;
+			start = i;
+			seen_other = false;
+		}
+		symbolizer_apply(pl->hr.sym, b->recs[i].hdr);
+	}
+	part.recs = b->recs + start;
+	part.nr = b->nr - start;
+	return consume_all(pl, &part, true, err);
+}
+
+static int deliver(struct pipeline *pl, const struct pipe_batch *b,
+		   struct pipe_err *err)
+{
+	int ret;
+
+	if (!b->nr)
+		return 0;
+	count_records(pl, b);
+	ret = consume_all(pl, b, false, err);
+	if (ret < 0)
+		return ret;
+	if (pl->symbols) {
+		ret = deliver_symbols(pl, b, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (pl->writer)
+		return cwriter_add(pl->writer, b, err);
+	return 0;
+}
+
+static int release(struct pipeline *pl, uint64_t horizon, struct pipe_err *err)
+{
+	struct pipe_batch b;
+	int ret;
+
+	for (;;) {
+		merge_pop(pl->merge, horizon, BATCH_MAX, &b);
+		if (!b.nr)
+			return 0;
+		ret = deliver(pl, &b, err);
+		if (ret < 0)
+			return ret;
+	}
+}
+
+static int take_batch(struct pipeline *pl, const struct pipe_batch *b,
+		      struct pipe_err *err)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++)
+		if (b->recs[i].time > pl->round_max)
+			pl->round_max = b->recs[i].time;
+	ret = merge_push(pl->merge, b->recs, b->nr);
+	if (ret < 0)
+		return pipe_err_set(err, ret, "cannot buffer records: %s",
+				    strerror(-ret));
+	if (b->flags & PIPE_BATCH_ROUND_END) {
+		ret = release(pl, pl->prev_round_max, err);
+		pl->prev_round_max = pl->round_max;
+		if (ret < 0)
+			return ret;
+	}
+	if (merge_bytes(pl->merge) > MERGE_BYTES_MAX)
+		return release(pl, pl->round_max, err);
+	return 0;
+}
+
+/* ---- byte sinks and the writer ---------------------------------------- */
+
+static int write_bytes(void *opaque, const void *buf, size_t len,
+		       struct pipe_err *err)
+{
+	struct pipeline *pl = opaque;
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+
+		if (!(s->p->flags & PIPE_PLUGIN_BYTES))
+			continue;
+		ret = s->p->write(s->state, buf, len);
+		if (ret < 0)
+			return inst_fail(s, ret, err);
+	}
+	return 0;
+}
+
+static bool has_byte_sink(const struct pipeline *pl)
+{
+	uint32_t i;
+
+	for (i = 0; i < pl->nr_sinks; i++)
+		if (pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES)
+			return true;
+	return false;
+}
+
+static const char *default_codec(const struct conf *conf)
+{
+	const struct conf_entry *e = conf_find(conf, PIPE_KIND_CODEC, "zstd");
+
+	if (e && access(e->path, R_OK) == 0)
+		return "zstd:3";
+	return "none";
+}
+
+static int open_writer(struct pipeline *pl, struct pipe_err *err)
+{
+	const char *spec = pl->o->codec ? pl->o->codec : default_codec(pl->o->conf);
+	struct cw_opts wo = { 0 };
+	int64_t tr;
+	int ret;
+
+	ret = inst_open(&pl->codec, pl->o->conf, PIPE_KIND_CODEC, spec,
+			writer_params_table, &pl->hr, err);
+	if (ret < 0)
+		return ret;
+	wo.codec = pl->codec->p;
+	wo.codec_state = pl->codec->state;
+	wo.codec_name = pl->codec->p->name;
+	wo.block_size = (uint32_t)args_int(pl->codec->ctx.args, "block");
+	wo.flush_ns = (uint64_t)args_int(pl->codec->ctx.args, "flush");
+	tr = args_int(pl->codec->ctx.args, "transform");
+	wo.transform = tr == 1 || (tr == 0 && pl->codec->p->codec_id != 0);
+	wo.dict_mode = CW_DICT_OFF;
+	wo.write = write_bytes;
+	wo.opaque = pl;
+	return cwriter_new(&pl->writer, &wo, pl->hr.meta, err);
+}
+
+/* ---- reading pipe files ------------------------------------------------ */
+
+static int reader_codec_open(void *opaque, uint32_t codec_id,
+			     const struct pipe_plugin **p, void **state,
+			     struct pipe_err *err)
+{
+	struct pipeline *pl = opaque;
+	const struct conf *conf = pl->o->conf;
+	struct inst *in, **list;
+	uint32_t i;
+	int ret;
+
+	if (!pl->codecs) {
+		pl->codecs = calloc(conf->nr ? conf->nr : 1, sizeof(*pl->codecs));
+		if (!pl->codecs)
+			return -ENOMEM;
+		pl->nr_codecs = conf->nr;
+	}
+	for (i = 0; i < conf->nr; i++) {
+		const struct conf_entry *e = &conf->entries[i];
+		struct pipe_err ignored;
+
+		if (e->kind != PIPE_KIND_CODEC)
+			continue;
+		if (!pl->codecs[i].lp &&
+		    loader_open(&pl->codecs[i].lp, e->path, PIPE_KIND_CODEC,
+				&ignored) < 0)
+			continue;
+		if (pl->codecs[i].lp->plugin->codec_id == codec_id)
+			break;
+	}
+	if (i == conf->nr)
+		return pipe_err_set(err, -ENOENT,
+				    "no codec plugin for codec id %u", codec_id);
+	ret = inst_open_loaded(&in, pl->codecs[i].lp, NULL, &pl->hr, err);
+	if (ret < 0)
+		return ret;
+	list = realloc(pl->open_codecs, (pl->nr_open_codecs + 1) * sizeof(*list));
+	if (!list) {
+		inst_free(in);
+		return -ENOMEM;
+	}
+	pl->open_codecs = list;
+	list[pl->nr_open_codecs++] = in;
+	*p = in->p;
+	*state = in->state;
+	return 0;
+}
+
+static void reader_codec_close(void *opaque, const struct pipe_plugin *p,
+			       void *state)
+{
+	struct pipeline *pl = opaque;
+	uint32_t i;
+
+	(void)p;
+	for (i = 0; i < pl->nr_open_codecs; i++) {
+		if (pl->open_codecs[i] && pl->open_codecs[i]->state == state) {
+			inst_free(pl->open_codecs[i]);
+			pl->open_codecs[i] = NULL;
+		}
+	}
+}
+
+static void reader_report(void *opaque, const char *line)
+{
+	(void)opaque;
+	fprintf(stderr, "pipe: %s\n", line);
+}
+
+static int open_reader(struct pipeline *pl, bool strict, struct pipe_err *err)
+{
+	struct inst *src = pl->src;
+	struct cr_opts ro = { 0 };
+	const char *name = args_str(src->ctx.args, "path");
+	int ret;
+
+	ro.src = src->p;
+	ro.src_state = src->state;
+	ro.name = name ? name : "-";
+	ro.strict = strict || (args_is_set(src->ctx.args, "strict") &&
+			       args_int(src->ctx.args, "strict"));
+	ro.codec_open = reader_codec_open;
+	ro.codec_close = reader_codec_close;
+	ro.report = reader_report;
+	ro.opaque = pl;
+	ret = creader_open(&pl->reader, &ro, err);
+	if (ret < 0)
+		return ret;
+	pl->hr.meta = (struct meta *)creader_meta(pl->reader);
+	return 0;
+}
+
+/* ---- signals ---------------------------------------------------------- */
+
+static int signals_open(struct pipeline *pl, sigset_t *old)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (sigprocmask(SIG_BLOCK, &set, old) < 0)
+		return -errno;
+	pl->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return pl->sigfd < 0 ? -errno : 0;
+}
+
+/* Returns the signal number read, or 0. */
+static int signal_take(struct pipeline *pl)
+{
+	struct signalfd_siginfo si;
+
+	if (read(pl->sigfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+		return 0;
+	pl->hr.interrupted = true;
+	return (int)si.ssi_signo;
+}
+
+/* ---- the loops ---------------------------------------------------------- */
+
+static int stop_source(struct pipeline *pl, int signo, struct pipe_err *err)
+{
+	int ret;
+
+	if (!pl->src->p->stop)
+		return 0;
+	ret = pl->src->p->stop(pl->src->state, signo);
+	return ret < 0 ? inst_fail(pl->src, ret, err) : 0;
+}
+
+static int wait_source(struct pipeline *pl, struct pipe_err *err)
+{
+	struct pollfd pfd[MAX_FDS + 1];
+	int fds[MAX_FDS], n = 0, i, ret, signo;
+
+	if (pl->src->p->fds)
+		n = pl->src->p->fds(pl->src->state, fds, MAX_FDS);
+	if (n < 0)
+		return inst_fail(pl->src, n, err);
+	for (i = 0; i < n; i++) {
+		pfd[i].fd = fds[i];
+		pfd[i].events = POLLIN;
+	}
+	pfd[n].fd = pl->sigfd;
+	pfd[n].events = POLLIN;
+	ret = poll(pfd, (nfds_t)n + 1, 100);
+	if (ret < 0 && errno != EINTR)
+		return pipe_err_set(err, -errno, "poll failed: %s",
+				    strerror(errno));
+	if (pfd[n].revents & POLLIN) {
+		signo = signal_take(pl);
+		if (signo)
+			return stop_source(pl, signo, err);
+	}
+	if (pl->writer)
+		return cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC), err);
+	return 0;
+}
+
+static int loop_records(struct pipeline *pl, struct pipe_err *err)
+{
+	struct pipe_batch b;
+	int ret;
+
+	ret = merge_new(&pl->merge);
+	if (ret < 0)
+		return ret;
+	for (;;) {
+		memset(&b, 0, sizeof(b));
+		ret = pl->src->p->read(pl->src->state, &b);
+		if (ret == PIPE_EOF)
+			break;
+		if (ret == -EAGAIN) {
+			ret = wait_source(pl, err);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (ret < 0)
+			return inst_fail(pl->src, ret, err);
+		ret = take_batch(pl, &b, err);
+		if (ret < 0)
+			return ret;
+		if (signal_take(pl)) {
+			ret = stop_source(pl, SIGINT, err);
+			if (ret < 0)
+				return ret;
+		}
+	}
+	return release(pl, UINT64_MAX, err);
+}
+
+static int loop_bytes(struct pipeline *pl, struct pipe_err *err)
+{
+	struct pipe_batch b;
+	int ret;
+
+	for (;;) {
+		ret = creader_next(pl->reader, &b, err);
+		if (ret == PIPE_EOF)
+			return 0;
+		if (ret < 0)
+			return ret;
+		ret = deliver(pl, &b, err);
+		if (ret < 0)
+			return ret;
+		if (signal_take(pl))
+			return 0; /* finish what was read, cleanly */
+	}
+}
+
+/* ---- set-up and tear-down --------------------------------------------- */
+
+static int open_sinks(struct pipeline *pl, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret;
+
+	pl->sinks = calloc(pl->o->nr_sinks, sizeof(*pl->sinks));
+	if (!pl->sinks)
+		return -ENOMEM;
+	for (i = 0; i < pl->o->nr_sinks; i++) {
+		ret = inst_open(&pl->sinks[i], pl->o->conf, PIPE_KIND_SINK,
+				pl->o->sinks[i], NULL, &pl->hr, err);
+		if (ret < 0)
+			return ret;
+		pl->nr_sinks++;
+		if (pl->sinks[i]->p->flags & PIPE_PLUGIN_SYMBOLS)
+			pl->symbols = true;
+	}
+	return 0;
+}
+
+static void sym_warn(void *opaque, const char *line)
+{
+	(void)opaque;
+	fprintf(stderr, "pipe: warning: %s\n", line);
+}
+
+static int start_sinks(struct pipeline *pl, struct pipe_err *err)
+{
+	struct symbolizer_opts so = { .demangle = true, .warn = sym_warn };
+	uint32_t i;
+	int ret;
+
+	if (pl->symbols) {
+		ret = symbolizer_new(&pl->hr.sym, &so, pl->hr.meta, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (has_byte_sink(pl)) {
+		ret = open_writer(pl, err);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+
+		if (!s->p->start_sink)
+			continue;
+		ret = s->p->start_sink(s->state);
+		if (ret < 0)
+			return inst_fail(s, ret, err);
+	}
+	return 0;
+}
+
+static int finish_sinks(struct pipeline *pl, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret, first = 0;
+
+	if (pl->writer) {
+		ret = cwriter_finish(pl->writer, err);
+		if (ret < 0)
+			first = ret;
+	}
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+		struct pipe_err e2;
+
+		if (!s->p->finish)
+			continue;
+		ret = s->p->finish(s->state);
+		if (ret < 0 && !first)
+			first = inst_fail(s, ret, err);
+		else if (ret < 0)
+			inst_fail(s, ret, &e2);
+	}
+	return first;
+}
+
+static void print_summary(struct pipeline *pl)
+{
+	double secs = (double)(now_ns(CLOCK_MONOTONIC) -
+			       ((uint64_t)pl->t0.tv_sec * 1000000000u +
+				(uint64_t)pl->t0.tv_nsec)) / 1e9;
+	uint32_t cpus = pl->hr.meta ? meta_view(pl->hr.meta)->nr_streams : 1;
+	struct cw_stats ws = { 0 };
+
+	if (pl->writer)
+		cwriter_stats(pl->writer, &ws);
+	fprintf(stderr,
+		"pipe: %llu samples, %llu lost, %llu throttled, "
+		"%.0f samples/s per CPU over %.2f s",
+		(unsigned long long)pl->samples, (unsigned long long)pl->lost,
+		(unsigned long long)pl->throttled,
+		secs > 0 && cpus ? (double)pl->samples / secs / cpus : 0.0,
+		secs);
+	if (pl->writer)
+		fprintf(stderr, ", raw %.2f MB, stored %.2f MB (%.2fx)",
+			(double)ws.raw_bytes / 1e6,
+			(double)ws.stored_bytes / 1e6,
+			ws.stored_bytes ? (double)ws.raw_bytes /
+					  (double)ws.stored_bytes : 0.0);
+	fputc('\n', stderr);
+}
+
+static void pipeline_free(struct pipeline *pl)
+{
+	uint32_t i;
+
+	cwriter_free(pl->writer);
+	for (i = 0; i < pl->nr_sinks; i++)
+		inst_free(pl->sinks[i]);
+	free(pl->sinks);
+	inst_free(pl->codec);
+	if (pl->hr.sym)
+		symbolizer_free(pl->hr.sym);
+	creader_free(pl->reader);
+	merge_free(pl->merge);
+	if (!pl->reader && pl->hr.meta)
+		meta_free(pl->hr.meta);
+	for (i = 0; i < pl->nr_open_codecs; i++)
+		inst_free(pl->open_codecs[i]);
+	free(pl->open_codecs);
+	for (i = 0; i < pl->nr_codecs; i++)
+		loader_close(pl->codecs[i].lp);
+	free(pl->codecs);
+	inst_free(pl->src);
+	if (pl->sigfd >= 0)
+		close(pl->sigfd);
+}
+
+static int exit_status(const struct pipeline *pl, int ret)
+{
+	int st = pl->hr.command_status;
+
+	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		return 127;
+	if (ret < 0)
+		return 1;
+	if (st < 0)
+		return 0;
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+int run_pipeline(const struct run_opts *o, struct pipe_err *err)
+{
+	struct pipeline pl = { .o = o, .sigfd = -1 };
+	sigset_t old;
+	int ret;
+
+	pl.hr.command = o->command;
+	pl.hr.command_status = -1;
+	pl.hr.quiet = o->quiet;
+	pl.hr.verbose = o->verbose;
+	pl.hr.tty = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &pl.t0);
+	ret = signals_open(&pl, &old);
+	if (ret < 0) {
+		pipe_err_set(err, ret, "cannot set up signals: %s", strerror(-ret));
+		goto out;
+	}
+	ret = inst_open(&pl.src, o->conf, PIPE_KIND_SOURCE, o->source, NULL,
+			&pl.hr, err);
+	if (ret < 0)
+		goto out;
+	if (o->command && !(pl.src->p->flags & PIPE_PLUGIN_LIVE)) {
+		ret = pipe_err_set(err, -EINVAL,
+				   "source '%s' does not run a command",
+				   pl.src->p->name);
+		pipe_err_hint(err, "a command after -- needs a live source, such as -s perf");
+		pl.hr.command_status = 2 << 8; /* usage */
+		goto out;
+	}
+	ret = open_sinks(&pl, err);
+	if (ret < 0)
+		goto out;
+	if (o->codec && !has_byte_sink(&pl)) {
+		ret = pipe_err_set(err, -EINVAL,
+				   "-c '%s' needs a sink that writes a pipe file",
+				   o->codec);
+		pipe_err_hint(err, "add one, such as -k file:out.dat");
+		pl.hr.command_status = 2 << 8;
+		goto out;
+	}
+	if (pl.src->p->flags & PIPE_PLUGIN_BYTES) {
+		ret = open_reader(&pl, false, err);
+	} else {
+		pl.hr.meta = meta_new();
+		ret = pl.hr.meta ? pl.src->p->start(pl.src->state) : -ENOMEM;
+		if (ret < 0)
+			ret = inst_fail(pl.src, ret, err);
+	}
+	if (ret < 0)
+		goto out;
+	ret = start_sinks(&pl, err);
+	if (ret < 0)
+		goto out;
+	if (pl.reader)
+		ret = loop_bytes(&pl, err);
+	else
+		ret = loop_records(&pl, err);
+	if (ret < 0) {
+		/* keep what was written: close the outputs cleanly anyway */
+		struct pipe_err e2;
+
+		finish_sinks(&pl, &e2);
+		goto out;
+	}
+	ret = finish_sinks(&pl, err);
+	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
+		print_summary(&pl);
+out:
+	{
+		int code = exit_status(&pl, ret);
+
+		if (pl.hr.command_status == (2 << 8) && ret < 0)
+			code = 2;
+		pipeline_free(&pl);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		return code;
+	}
+}
+
+/* ---- whole-file scans: pipe info, pipe verify ------------------------- */
+
+struct stream_hash {
+	uint32_t stream;       /* stream id */
+	XXH3_state_t *state;   /* owned */
+};
+
+struct digest {
+	struct stream_hash *s; /* owned, sorted by nothing: few streams */
+	uint32_t nr;
+};
+
+static XXH3_state_t *digest_stream(struct digest *d, uint32_t stream)
+{
+	struct stream_hash *s;
+	uint32_t i;
+
+	for (i = 0; i < d->nr; i++)
+		if (d->s[i].stream == stream)
+			return d->s[i].state;
+	s = realloc(d->s, (d->nr + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	d->s = s;
+	s[d->nr].stream = stream;
+	s[d->nr].state = XXH3_createState();
+	if (!s[d->nr].state)
+		return NULL;
+	XXH3_64bits_reset(s[d->nr].state);
+	return s[d->nr++].state;
+}
+
+static int cmp_stream(const void *a, const void *b)
+{
+	const struct stream_hash *x = a, *y = b;
+
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* Each stream's records in order, then the streams combined by id. */
+static uint64_t digest_final(struct digest *d)
+{
+	XXH3_state_t *all = XXH3_createState();
+	uint64_t h = 0;
+	uint32_t i;
+
+	if (!all)
+		return 0;
+	qsort(d->s, d->nr, sizeof(*d->s), cmp_stream);
+	XXH3_64bits_reset(all);
+	for (i = 0; i < d->nr; i++) {
+		uint64_t sh = XXH3_64bits_digest(d->s[i].state);
+
+		XXH3_64bits_update(all, &d->s[i].stream, sizeof(uint32_t));
+		XXH3_64bits_update(all, &sh, sizeof(sh));
+	}
+	h = XXH3_64bits_digest(all);
+	XXH3_freeState(all);
+	return h;
+}
+
+static void digest_release(struct digest *d)
+{
+	uint32_t i;
+
+	for (i = 0; i < d->nr; i++)
+		XXH3_freeState(d->s[i].state);
+	free(d->s);
+}
+
+/* "file:" + path with the parameter syntax's specials escaped */
+static char *file_spec(const char *path)
+{
+	size_t n = strlen(path), i, j = 5;
+	char *s = malloc(5 + 2 * n + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, "file:", 5);
+	for (i = 0; i < n; i++) {
+		if (strchr(",+=\\:", path[i]))
+			s[j++] = '\\';
+		s[j++] = path[i];
+	}
+	s[j] = '\0';
+	return s;
+}
+
+int run_scan(const struct conf *conf, const char *path, bool strict,
+	     struct scan_result *res, struct pipe_err *err)
+{
+	struct run_opts o = { .conf = conf, .quiet = true };
+	struct pipeline pl = { .o = &o, .sigfd = -1 };
+	struct digest d = { 0 };
+	uint64_t last_time = 0, size = 0;
+	struct pipe_batch b;
+	char *spec;
+	size_t i;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	pl.hr.command_status = -1;
+	spec = file_spec(path);
+	if (!spec)
+		return -ENOMEM;
+	ret = inst_open(&pl.src, conf, PIPE_KIND_SOURCE, spec, NULL, &pl.hr,
+			err);
+	free(spec);
+	if (ret < 0)
+		goto out;
+	ret = open_reader(&pl, strict, err);
+	if (ret < 0)
+		goto out;
+	for (;;) {
+		ret = creader_next(pl.reader, &b, err);
+		if (ret == PIPE_EOF) {
+			ret = 0;
+			break;
+		}
+		if (ret < 0)
+			goto out;
+		for (i = 0; i < b.nr; i++) {
+			XXH3_state_t *st = digest_stream(&d, b.recs[i].stream);
+
+			if (!st) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			XXH3_64bits_update(st, b.recs[i].hdr, b.recs[i].hdr->size);
+			if (b.recs[i].time < last_time)
+				res->out_of_order++;
+			else
+				last_time = b.recs[i].time;
+		}
+	}
+	creader_stats(pl.reader, &res->st);
+	snprintf(res->digest, sizeof(res->digest), "%016llx",
+		 (unsigned long long)digest_final(&d));
+	if (pl.src->p->byte_size(pl.src->state, &size) == 0)
+		res->file_size = size;
+	{
+		uint8_t *buf;
+		size_t len;
+
+		ret = meta_encode(creader_meta(pl.reader), &buf, &len, err);
+		if (ret == 0) {
+			ret = meta_decode(&res->meta, buf, len, path, err);
+			free(buf);
+		}
+	}
+out:
+	digest_release(&d);
+	pl.hr.meta = NULL;
+	pipeline_free(&pl);
+	return ret;
+}
+
+void scan_result_release(struct scan_result *res)
+{
+	meta_free(res->meta);
+	res->meta = NULL;
+}

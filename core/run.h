@@ -1,0 +1,56 @@
+/*
+ * run.h - one pipeline run: a source, an optional codec, one or more
+ * sinks, wired through the bus (time-order merge, symbolizer state,
+ * container writer for byte sinks); and the whole-file scans behind
+ * `pipe info` and `pipe verify`.
+ */
+#ifndef PIPE_RUN_H
+#define PIPE_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "container.h"
+#include "pipe_plugin.h"
+
+struct conf;
+struct pipe_err;
+struct meta;
+
+struct run_opts {
+	const struct conf *conf;     /* borrowed */
+	const char *source;          /* "NAME[:ARGS]" */
+	const char *codec;           /* "NAME[:ARGS]" or NULL */
+	const char *const *sinks;    /* "NAME[:ARGS]" each */
+	uint32_t nr_sinks;
+	char *const *command;        /* -- CMD ARGS, NULL-terminated, or NULL */
+	bool quiet;                  /* -q */
+	bool verbose;                /* -v */
+};
+
+/*
+ * Run to the end.  Returns the process exit status (0, 1, 2 usage, 127
+ * command not found, or the command's own status); on failure err holds
+ * the one message.
+ */
+int run_pipeline(const struct run_opts *o, struct pipe_err *err);
+
+/* The writer options every codec takes on -c (block=, flush=, ...). */
+const struct pipe_param *run_writer_params(void);
+
+/* What a whole-file scan found. */
+struct scan_result {
+	struct cr_stats st;
+	struct meta *meta;           /* owned copy of the file's metadata */
+	char digest[17];             /* hex XXH3-64 digest (DESIGN §0) */
+	uint64_t out_of_order;       /* records older than their predecessor */
+	uint64_t file_size;
+};
+
+/* Read `path` end to end through the file source.  strict: stop at
+ * damage.  Returns 0 or negative errno with err set. */
+int run_scan(const struct conf *conf, const char *path, bool strict,
+	     struct scan_result *res, struct pipe_err *err);
+void scan_result_release(struct scan_result *res);
+
+#endif

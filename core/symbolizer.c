@@ -1,0 +1,807 @@
+/*
+ * symbolizer.c - address -> map -> binary -> symbol (see symbolizer.h).
+ * Process state lives in threads.c; ELF reading in elfsyms.c; this file
+ * keeps the binaries (dsos), finds their symbol tables lazily (the file
+ * itself, a debug file by build-id or debuglink, kallsyms, perf-PID.map)
+ * and checks build-ids against the recording.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "elfsyms.h"
+#include "err.h"
+#include "meta.h"
+#include "symbolizer.h"
+#include "symtab.h"
+#include "threads.h"
+
+#define DSO_BUCKETS 1024
+#define DELETED_SUFFIX " (deleted)"
+#define KERNEL_DSO "[kernel.kallsyms]"
+#define KERNEL_MIN_ADDR UINT64_C(0xffff800000000000)
+/* Files we read whole (kallsyms, perf maps): at most this many bytes. */
+#define TEXT_FILE_MAX (UINT64_C(512) << 20)
+#define SYSTEM_DEBUG_ROOT "/usr/lib/debug"
+
+enum dso_kind {
+	DSO_ELF = 0,      /* a file with ELF symbols */
+	DSO_ANON = 1,     /* anonymous memory: JIT code via perf-PID.map */
+	DSO_SPECIAL = 2,  /* [vdso], [stack], ...: no symbols */
+	DSO_KERNEL = 3,   /* kallsyms */
+	DSO_PERFMAP = 4,  /* /tmp/perf-PID.map itself */
+};
+
+struct dso {
+	struct dso *next;                /* hash chain */
+	char *name;                      /* as recorded, maybe "(deleted)" */
+	const char *short_name;          /* basename of name */
+	char *path;                      /* file to open ("(deleted)" cut) */
+	uint8_t build_id[ELFSYMS_BUILD_ID_MAX]; /* recorded, if any */
+	uint32_t build_id_len;           /* 0: none recorded */
+	uint32_t kind;                   /* enum dso_kind */
+	uint32_t flags;                  /* PIPE_SYM_DELETED, _MISMATCH */
+	bool loaded;                     /* symbols looked for (once) */
+	bool debug_only;                 /* info from a debug file */
+	struct elfsyms_info info;        /* PT_LOADs of the file used */
+	struct symtab *syms;             /* NULL: none found */
+};
+
+struct symbolizer {
+	struct symbolizer_opts opts;     /* strings copied below */
+	char *debug_dir;                 /* owned copy of opts.debug_dir */
+	char *kallsyms;                  /* owned copy of opts.kallsyms */
+	const struct meta *meta;         /* borrowed */
+	struct threads *threads;         /* process state */
+	struct dso *dsos[DSO_BUCKETS];   /* every binary seen */
+	struct dso kernel;               /* [kernel.kallsyms] */
+	uint64_t kernel_shift;           /* recorded _text - current _text */
+	uint64_t nr_malformed;           /* sideband records ignored */
+};
+
+static void sym_warn(struct symbolizer *s, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sym_warn(struct symbolizer *s, const char *fmt, ...)
+{
+	char line[768];
+	va_list ap;
+
+	if (!s->opts.warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	s->opts.warn(s->opts.opaque, line);
+}
+
+static char *dup_or_null(const char *str, bool *failed)
+{
+	char *d;
+
+	if (!str)
+		return NULL;
+	d = strdup(str);
+	if (!d)
+		*failed = true;
+	return d;
+}
+
+int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *o,
+		   const struct meta *meta, struct pipe_err *err)
+{
+	struct symbolizer *s;
+	bool failed = false;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return pipe_err_set(err, -ENOMEM, "cannot allocate symbolizer");
+	s->opts = *o;
+	s->meta = meta;
+	s->debug_dir = dup_or_null(o->debug_dir, &failed);
+	s->kallsyms = dup_or_null(o->kallsyms, &failed);
+	s->kernel.name = dup_or_null(KERNEL_DSO, &failed);
+	if (failed || threads_new(&s->threads) < 0) {
+		symbolizer_free(s);
+		return pipe_err_set(err, -ENOMEM, "cannot allocate symbolizer");
+	}
+	s->kernel.short_name = s->kernel.name;
+	s->kernel.kind = DSO_KERNEL;
+	s->kernel.flags = PIPE_SYM_KERNEL;
+	*out = s;
+	return 0;
+}
+
+static void dso_free(struct dso *d)
+{
+	free(d->name);
+	free(d->path);
+	symtab_free(d->syms);
+	free(d);
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	size_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < DSO_BUCKETS; i++) {
+		struct dso *d = s->dsos[i], *next;
+
+		for (; d; d = next) {
+			next = d->next;
+			dso_free(d);
+		}
+	}
+	threads_free(s->threads);
+	symtab_free(s->kernel.syms);
+	free(s->kernel.name);
+	free(s->debug_dir);
+	free(s->kallsyms);
+	free(s);
+}
+
+static uint32_t dso_hash(const char *name, const uint8_t *id, uint32_t len)
+{
+	uint32_t h = 2166136261u;
+	uint32_t i;
+
+	for (; *name; name++)
+		h = (h ^ (uint8_t)*name) * 16777619u;
+	for (i = 0; i < len; i++)
+		h = (h ^ id[i]) * 16777619u;
+	return h & (DSO_BUCKETS - 1);
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && memcmp(s + n - m, suffix, m) == 0;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static enum dso_kind kind_of(const char *name)
+{
+	if (starts_with(name, "//anon") || starts_with(name, "[anon") ||
+	    starts_with(name, "/anon_hugepage"))
+		return DSO_ANON;
+	if (name[0] == '[' || name[0] == '\0')
+		return DSO_SPECIAL;
+	return DSO_ELF;
+}
+
+/* The dso of (name, build-id), created on first sight; NULL on ENOMEM. */
+static struct dso *dso_get(struct symbolizer *s, const char *name,
+			   const uint8_t *id, uint32_t id_len)
+{
+	uint32_t h = dso_hash(name, id, id_len);
+	struct dso *d;
+	const char *slash;
+
+	for (d = s->dsos[h]; d; d = d->next)
+		if (d->build_id_len == id_len &&
+		    memcmp(d->build_id, id, id_len) == 0 &&
+		    strcmp(d->name, name) == 0)
+			return d;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->name = strdup(name);
+	d->path = strdup(name);
+	if (!d->name || !d->path) {
+		dso_free(d);
+		return NULL;
+	}
+	if (ends_with(d->path, DELETED_SUFFIX)) {
+		d->path[strlen(d->path) - strlen(DELETED_SUFFIX)] = '\0';
+		d->flags |= PIPE_SYM_DELETED;
+	}
+	slash = strrchr(d->path, '/');
+	d->short_name = d->name + (slash ? slash - d->path + 1 : 0);
+	memcpy(d->build_id, id, id_len);
+	d->build_id_len = id_len;
+	d->kind = kind_of(name);
+	d->next = s->dsos[h];
+	s->dsos[h] = d;
+	return d;
+}
+
+/* ---- sideband --------------------------------------------------------- */
+
+/* The NUL-terminated string at off in a record, or NULL if it runs out. */
+static const char *rec_string(const struct perf_event_header *h, size_t off)
+{
+	const char *p = (const char *)h + off;
+
+	if (h->size <= off || strnlen(p, h->size - off) == h->size - off)
+		return NULL;
+	return p;
+}
+
+static uint32_t rd32(const struct perf_event_header *h, size_t off)
+{
+	uint32_t v;
+
+	memcpy(&v, (const char *)h + off, sizeof(v));
+	return v;
+}
+
+static uint64_t rd64(const struct perf_event_header *h, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)h + off, sizeof(v));
+	return v;
+}
+
+static void apply_mmap(struct symbolizer *s, const struct perf_event_header *h,
+		       bool v2)
+{
+	size_t name_off = v2 ? 72 : 40;
+	const uint8_t *id = NULL;
+	uint32_t pid, id_len = 0;
+	const char *name;
+	struct dso *d;
+
+	name = rec_string(h, name_off);
+	if (!name) {
+		s->nr_malformed++;
+		return;
+	}
+	pid = rd32(h, 8);
+	if (pid == UINT32_MAX || (h->misc & PERF_RECORD_MISC_MMAP_DATA) ||
+	    starts_with(name, KERNEL_DSO))
+		return; /* kernel maps (kallsyms serves them), data maps */
+	if (v2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		id_len = *((const uint8_t *)h + 40);
+		id = (const uint8_t *)h + 44;
+		if (id_len > ELFSYMS_BUILD_ID_MAX) {
+			s->nr_malformed++;
+			return;
+		}
+	}
+	d = dso_get(s, name, id, id_len);
+	if (!d)
+		return;
+	if (threads_add_map(s->threads, pid, rd64(h, 16), rd64(h, 24),
+			    rd64(h, 32), d) == -EINVAL)
+		s->nr_malformed++;
+}
+
+void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
+{
+	const char *comm;
+
+	if (h->size < sizeof(*h))
+		goto malformed;
+	switch (h->type) {
+	case PERF_RECORD_MMAP:
+		if (h->size < 48)
+			goto malformed;
+		apply_mmap(s, h, false);
+		break;
+	case PERF_RECORD_MMAP2:
+		if (h->size < 80)
+			goto malformed;
+		apply_mmap(s, h, true);
+		break;
+	case PERF_RECORD_COMM:
+		comm = rec_string(h, 16);
+		if (!comm)
+			goto malformed;
+		threads_set_comm(s->threads, rd32(h, 8), rd32(h, 12), comm,
+				 h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		break;
+	case PERF_RECORD_FORK:
+		if (h->size < 24)
+			goto malformed;
+		threads_fork(s->threads, rd32(h, 8), rd32(h, 12), rd32(h, 16),
+			     rd32(h, 20));
+		break;
+	case PERF_RECORD_EXIT:
+		if (h->size < 24)
+			goto malformed;
+		threads_exit(s->threads, rd32(h, 8), rd32(h, 16));
+		break;
+	default:
+		break;
+	}
+	return;
+malformed:
+	s->nr_malformed++;
+}
+
+const char *symbolizer_comm(struct symbolizer *s, uint32_t tid)
+{
+	const char *c = threads_comm(s->threads, tid);
+
+	return c ? c : "[unknown]";
+}
+
+/* ---- text files: kallsyms and perf maps ------------------------------- */
+
+/* Read a whole (possibly /proc, size-less) file: *buf owned, NUL-ended. */
+static int read_text(const char *path, char **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	int fd, ret = 0;
+
+	if (!b)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		free(b);
+		return -errno;
+	}
+	for (;;) {
+		ssize_t got;
+
+		if (cap - n < 2) {
+			char *nb;
+
+			if (cap >= TEXT_FILE_MAX) {
+				ret = -EFBIG;
+				break;
+			}
+			nb = realloc(b, cap * 2);
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		got = read(fd, b + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (ret < 0) {
+		free(b);
+		return ret;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static bool is_text_type(char c)
+{
+	return c == 't' || c == 'T' || c == 'w' || c == 'W';
+}
+
+/*
+ * Parse kallsyms ("ADDR TYPE NAME [\t[MODULE]]" lines) in place into a
+ * builder; *text gets the address of _text (0 if absent).
+ */
+static int parse_kallsyms(char *buf, size_t len, struct symtab_builder *b,
+			  uint64_t *text, bool *all_zero)
+{
+	char *p = buf, *end = buf + len;
+	int ret = 0;
+
+	*text = 0;
+	*all_zero = true;
+	while (p < end && ret == 0) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *line = p, *q, *name;
+		uint64_t addr;
+		char type;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		p = nl + 1;
+		addr = strtoull(line, &q, 16);
+		if (q == line || *q != ' ')
+			continue;
+		type = q[1];
+		if (type == '\0' || q[2] != ' ')
+			continue;
+		name = q + 3;
+		name[strcspn(name, "\t ")] = '\0';
+		if (addr != 0)
+			*all_zero = false;
+		if (*text == 0 && strcmp(name, "_text") == 0)
+			*text = addr;
+		if (!is_text_type(type) || addr == 0 || name[0] == '\0')
+			continue;
+		ret = symtab_builder_add(b, addr, 0, (uint32_t)(name - buf),
+					 type >= 'a' ? SYMTAB_LOCAL
+						     : SYMTAB_GLOBAL);
+	}
+	return ret;
+}
+
+static uint64_t parse_hex(const char *v)
+{
+	if (!v)
+		return 0;
+	return strtoull(v, NULL, 16);
+}
+
+static void check_kernel_build_id(struct symbolizer *s)
+{
+	const char *rec = s->meta ? meta_prop(s->meta, "kernel_build_id")
+				  : NULL;
+	uint8_t id[ELFSYMS_BUILD_ID_MAX];
+	char hex[2 * ELFSYMS_BUILD_ID_MAX + 1];
+	uint32_t n = 0;
+	char *buf;
+	size_t len;
+
+	if (!rec || !rec[0])
+		return;
+	if (read_text("/sys/kernel/notes", &buf, &len) == 0) {
+		n = elfsyms_notes_build_id(buf, len, id);
+		free(buf);
+	}
+	if (n == 0)
+		return;
+	elfsyms_hex(id, n, hex);
+	if (strcasecmp(hex, rec) != 0)
+		sym_warn(s, "kernel build-id %s differs from the recorded %s: "
+			 "kernel symbols may be wrong", hex, rec);
+}
+
+static void load_kernel(struct symbolizer *s)
+{
+	const char *path = s->kallsyms ? s->kallsyms : "/proc/kallsyms";
+	struct symtab_builder *b = NULL;
+	struct pipe_err err;
+	uint64_t text = 0, rec_text;
+	bool all_zero = false;
+	char *buf = NULL;
+	size_t len;
+	int ret;
+
+	s->kernel.loaded = true;
+	check_kernel_build_id(s);
+	ret = read_text(path, &buf, &len);
+	if (ret < 0) {
+		sym_warn(s, "cannot read '%s': %s: kernel symbols unresolved",
+			 path, strerror(-ret));
+		return;
+	}
+	ret = symtab_builder_new(&b, buf, len, len / 40, &err);
+	if (ret == 0)
+		ret = parse_kallsyms(buf, len, b, &text, &all_zero);
+	if (ret == 0 && all_zero)
+		sym_warn(s, "'%s' shows no addresses: kernel symbols "
+			 "unresolved (hint: run as root or lower "
+			 "kernel.kptr_restrict)", path);
+	else if (ret == 0)
+		ret = symtab_builder_finish(b, &s->kernel.syms, &err);
+	symtab_builder_free(b);
+	free(buf);
+	if (ret < 0) {
+		sym_warn(s, "cannot load kernel symbols from '%s': %s", path,
+			 strerror(-ret));
+		return;
+	}
+	rec_text = s->meta ? parse_hex(meta_prop(s->meta, "kernel_text")) : 0;
+	s->kernel_shift = rec_text && text ? rec_text - text : 0;
+}
+
+/* Parse a perf map ("START SIZE NAME" hex lines) in place. */
+static int parse_perfmap(char *buf, size_t len, struct symtab_builder *b)
+{
+	char *p = buf, *end = buf + len;
+	int ret = 0;
+
+	while (p < end && ret == 0) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *line = p, *q, *r;
+		uint64_t start, size;
+
+		if (!nl)
+			nl = end;
+		*nl = '\0';
+		p = nl + 1;
+		start = strtoull(line, &q, 16);
+		if (q == line || *q != ' ')
+			continue;
+		size = strtoull(q, &r, 16);
+		if (r == q || *r != ' ' || r[1] == '\0')
+			continue;
+		ret = symtab_builder_add(b, start, size,
+					 (uint32_t)(r + 1 - buf),
+					 SYMTAB_GLOBAL);
+	}
+	return ret;
+}
+
+static void load_perfmap(struct symbolizer *s, struct dso *d)
+{
+	struct symtab_builder *b = NULL;
+	struct pipe_err err;
+	char *buf = NULL;
+	size_t len;
+	int ret;
+
+	d->loaded = true;
+	if (read_text(d->path, &buf, &len) < 0)
+		return;
+	ret = symtab_builder_new(&b, buf, len, len / 32, &err);
+	if (ret == 0)
+		ret = parse_perfmap(buf, len, b);
+	if (ret == 0)
+		ret = symtab_builder_finish(b, &d->syms, &err);
+	if (ret < 0)
+		sym_warn(s, "cannot load '%s': %s", d->path, strerror(-ret));
+	symtab_builder_free(b);
+	free(buf);
+}
+
+/* ---- ELF binaries and their debug files ------------------------------- */
+
+static bool same_id(const uint8_t *a, uint32_t alen, const uint8_t *b,
+		    uint32_t blen)
+{
+	return alen == blen && memcmp(a, b, alen) == 0;
+}
+
+/*
+ * Try one debug-file candidate: it must have a .symtab and, when both are
+ * known, the build-id `id`.  On success *info and *syms are set.
+ */
+static bool try_debug(const char *path, const uint8_t *id, uint32_t id_len,
+		      struct elfsyms_info *info, struct symtab **syms)
+{
+	struct pipe_err err;
+
+	if (access(path, R_OK) != 0)
+		return false;
+	if (elfsyms_read(path, ELFSYMS_SYMTAB, info, syms, &err) < 0)
+		return false;
+	if (*syms && (id_len == 0 || info->build_id_len == 0 ||
+		      same_id(id, id_len, info->build_id,
+			      info->build_id_len)))
+		return true;
+	symtab_free(*syms);
+	*syms = NULL;
+	return false;
+}
+
+/*
+ * Find a debug file for `path` with build-id `id` and/or debuglink `link`:
+ * ROOT/.build-id/xx/rest.debug for each root (debug_dir=, /usr/lib/debug),
+ * then DIR/link, DIR/.debug/link, ROOT/DIR/link.
+ */
+static bool find_debug(struct symbolizer *s, const char *path,
+		       const uint8_t *id, uint32_t id_len, const char *link,
+		       struct elfsyms_info *info, struct symtab **syms)
+{
+	const char *roots[2] = { s->debug_dir, SYSTEM_DEBUG_ROOT };
+	char hex[2 * ELFSYMS_BUILD_ID_MAX + 1], cand[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	int dir_len = slash ? (int)(slash - path) : 0;
+	size_t r;
+
+	if (id_len > 1) {
+		elfsyms_hex(id, id_len, hex);
+		for (r = 0; r < 2; r++) {
+			if (!roots[r])
+				continue;
+			snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug",
+				 roots[r], hex, hex + 2);
+			if (try_debug(cand, id, id_len, info, syms))
+				return true;
+		}
+	}
+	if (!link || !link[0] || !slash)
+		return false;
+	snprintf(cand, sizeof(cand), "%.*s/%s", dir_len, path, link);
+	if (strcmp(cand, path) != 0 && try_debug(cand, id, id_len, info, syms))
+		return true;
+	snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dir_len, path, link);
+	if (try_debug(cand, id, id_len, info, syms))
+		return true;
+	for (r = 0; r < 2; r++) {
+		if (!roots[r])
+			continue;
+		snprintf(cand, sizeof(cand), "%s%.*s/%s", roots[r], dir_len,
+			 path, link);
+		if (try_debug(cand, id, id_len, info, syms))
+			return true;
+	}
+	return false;
+}
+
+static void load_elf(struct symbolizer *s, struct dso *d)
+{
+	struct elfsyms_info info, dinfo;
+	struct symtab *syms = NULL, *dsyms = NULL;
+	char have[2 * ELFSYMS_BUILD_ID_MAX + 1];
+	char want[2 * ELFSYMS_BUILD_ID_MAX + 1];
+	struct pipe_err err;
+	bool have_file, mismatch = false;
+
+	d->loaded = true;
+	have_file = elfsyms_read(d->path, ELFSYMS_SYMTAB, &info, &syms,
+				 &err) == 0;
+	if (have_file && d->build_id_len && info.build_id_len &&
+	    !same_id(d->build_id, d->build_id_len, info.build_id,
+		     info.build_id_len))
+		mismatch = true;
+	if (have_file && !mismatch) {
+		d->info = info;
+		if (!syms && find_debug(s, d->path, info.build_id_len ?
+					info.build_id : d->build_id,
+					info.build_id_len ? info.build_id_len
+							  : d->build_id_len,
+					info.debuglink, &dinfo, &dsyms))
+			syms = dsyms;
+		else if (!syms)
+			elfsyms_read(d->path, ELFSYMS_DYNSYM, &info, &syms,
+				     &err);
+		d->syms = syms;
+		if ((d->flags & PIPE_SYM_DELETED) && !d->build_id_len)
+			sym_warn(s, "'%s' was deleted and no build-id was "
+				 "recorded: using '%s' unverified", d->name,
+				 d->path);
+		return;
+	}
+	/* the file is gone or another build: look by the recorded id */
+	if (d->build_id_len &&
+	    find_debug(s, d->path, d->build_id, d->build_id_len, NULL,
+		       &dinfo, &dsyms)) {
+		symtab_free(syms);
+		d->info = dinfo;
+		d->syms = dsyms;
+		d->debug_only = true;
+		return;
+	}
+	if (!mismatch)
+		return;
+	elfsyms_hex(info.build_id, info.build_id_len, have);
+	elfsyms_hex(d->build_id, d->build_id_len, want);
+	sym_warn(s, "build-id of '%s' (%s) differs from the recorded %s: "
+		 "its symbols may be wrong", d->path, have, want);
+	d->flags |= PIPE_SYM_BUILDID_MISMATCH;
+	d->info = info;
+	if (!syms)
+		elfsyms_read(d->path, ELFSYMS_ANY, &info, &syms, &err);
+	d->syms = syms;
+}
+
+/* ---- resolution -------------------------------------------------------- */
+
+static struct dso *perfmap_dso(struct symbolizer *s, uint32_t pid)
+{
+	char name[64];
+	struct dso *d;
+
+	snprintf(name, sizeof(name), "/tmp/perf-%u.map", pid);
+	d = dso_get(s, name, NULL, 0);
+	if (d)
+		d->kind = DSO_PERFMAP;
+	return d;
+}
+
+static void fill(struct symbolizer *s, struct dso *d, uint64_t addr,
+		 uint64_t shift, struct pipe_symbol *out)
+{
+	uint32_t idx;
+
+	out->dso = d->name;
+	out->dso_short = d->short_name;
+	out->flags = d->flags;
+	out->offset = addr + shift;
+	if (!d->syms || !symtab_find(d->syms, addr, &idx))
+		return;
+	out->name = symtab_display_name(d->syms, idx, s->opts.demangle);
+	out->sym_start = symtab_start(d->syms, idx) + shift;
+	out->offset = addr - symtab_start(d->syms, idx);
+	out->flags |= PIPE_SYM_RESOLVED;
+}
+
+/*
+ * A debug file keeps p_vaddr but not p_offset (objcopy --only-keep-debug
+ * zeroes the file sizes), so the PT_LOAD formula cannot run.  The kernel
+ * maps each segment from its first page: with one executable segment (the
+ * usual layout), an executable map starts at its page.  Otherwise assume
+ * the common layout where offsets equal addresses from the first segment.
+ */
+static uint64_t debug_vaddr(const struct elfsyms_info *info,
+			    const struct threads_map *m, uint64_t ip)
+{
+	const struct elfsyms_load *x = NULL;
+	uint64_t page = 4096;
+	uint32_t i, nr_x = 0;
+
+	for (i = 0; i < info->nr_loads; i++) {
+		if (info->loads[i].flags & PF_X) {
+			x = &info->loads[i];
+			nr_x++;
+		}
+	}
+	if (nr_x == 1)
+		return ip - m->start + (x->vaddr & ~(page - 1));
+	if (info->nr_loads > 0)
+		return ip - m->start + m->pgoff +
+		       (info->loads[0].vaddr & ~(page - 1));
+	return ip - m->start + m->pgoff;
+}
+
+static bool is_kernel(uint64_t ip, uint16_t misc)
+{
+	uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	if (mode == PERF_RECORD_MISC_KERNEL)
+		return true;
+	return mode == PERF_RECORD_MISC_CPUMODE_UNKNOWN &&
+	       ip >= KERNEL_MIN_ADDR;
+}
+
+int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
+		       uint16_t misc, struct pipe_symbol *out)
+{
+	const struct threads_map *m;
+	struct dso *d;
+	uint64_t off, vaddr;
+
+	memset(out, 0, sizeof(*out));
+	out->offset = ip;
+	if (is_kernel(ip, misc)) {
+		if (!s->kernel.loaded)
+			load_kernel(s);
+		fill(s, &s->kernel, ip - s->kernel_shift, s->kernel_shift,
+		     out);
+		return 0;
+	}
+	m = threads_find_map(s->threads, pid, ip);
+	if (!m || m->dso->kind == DSO_ANON) {
+		d = perfmap_dso(s, pid);
+		if (!d)
+			return -ENOMEM;
+		if (!d->loaded)
+			load_perfmap(s, d);
+		fill(s, d, ip, 0, out);
+		if (out->flags & PIPE_SYM_RESOLVED)
+			return 0;
+		/* unresolved: the anonymous map, or no map at all */
+		out->dso = m ? m->dso->name : NULL;
+		out->dso_short = m ? m->dso->short_name : NULL;
+		out->offset = m ? ip - m->start + m->pgoff : ip;
+		out->flags = 0;
+		return 0;
+	}
+	d = m->dso;
+	off = ip - m->start + m->pgoff;
+	if (d->kind != DSO_ELF) {
+		out->dso = d->name;
+		out->dso_short = d->short_name;
+		out->offset = off;
+		return 0;
+	}
+	if (!d->loaded)
+		load_elf(s, d);
+	if (d->debug_only)
+		vaddr = debug_vaddr(&d->info, m, ip);
+	else if (!elfsyms_vaddr(&d->info, off, &vaddr))
+		vaddr = off;
+	fill(s, d, vaddr, 0, out);
+	return 0;
+}

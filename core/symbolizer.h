@@ -1,0 +1,40 @@
+/*
+ * symbolizer.h - process state from the sideband (threads, comms, maps)
+ * and address -> binary -> symbol resolution (ELF via libelf, kallsyms,
+ * perf-PID.map), offered to sinks through the host table.
+ */
+#ifndef PIPE_SYMBOLIZER_H
+#define PIPE_SYMBOLIZER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pipe_plugin.h"
+
+struct meta;
+struct pipe_err;
+struct symbolizer;
+
+struct symbolizer_opts {
+	bool demangle;               /* C++/Rust names demangled */
+	const char *debug_dir;       /* extra debug-file root, or NULL */
+	const char *kallsyms;        /* NULL: /proc/kallsyms */
+	/* warnings (build-id mismatch, kernel differs): one line each */
+	void (*warn)(void *opaque, const char *line);
+	void *opaque;
+};
+
+/* meta (borrowed, outlives s) gives kernel_text / kernel_build_id props. */
+int symbolizer_new(struct symbolizer **out, const struct symbolizer_opts *o,
+		   const struct meta *meta, struct pipe_err *err);
+void symbolizer_free(struct symbolizer *s);
+/* Apply one sideband record (MMAP, MMAP2, COMM, FORK, EXIT); other types
+ * are ignored.  Malformed records are ignored too (counted). */
+void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h);
+/* Resolve; strings in *out live as long as s. */
+int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
+		       uint16_t misc, struct pipe_symbol *out);
+/* Never NULL ("[unknown]" when not known). */
+const char *symbolizer_comm(struct symbolizer *s, uint32_t tid);
+
+#endif

@@ -1,0 +1,371 @@
+/*
+ * symtab.c - compact sorted symbol tables (see symtab.h): a builder that
+ * sorts raw entries with a natural-run merge sort (ELF tables are mostly
+ * ordered runs), keeps one symbol per address and copies only the names
+ * it keeps into one pool; lookups by binary search; lazy demangling.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libiberty/demangle.h>
+
+#include "err.h"
+#include "symtab.h"
+
+/* Size given to the last symbol when its size is unknown (as perf does). */
+#define SYMTAB_TAIL_SIZE 4096
+
+struct symtab_raw {
+	uint64_t start; /* address in the table's space */
+	uint64_t size;  /* bytes, 0: unknown */
+	uint32_t name;  /* offset into the builder's strings */
+	uint32_t bind;  /* enum symtab_bind */
+};
+
+struct symtab_builder {
+	const char *strs;        /* borrowed names */
+	size_t len;              /* bytes in strs */
+	struct symtab_raw *raw;  /* collected entries */
+	size_t nr;               /* used entries */
+	size_t cap;              /* allocated entries */
+};
+
+struct symtab_ent {
+	uint64_t start; /* first address */
+	uint32_t size;  /* bytes (clamped to 4 GiB - 1) */
+	uint32_t name;  /* offset into pool */
+};
+
+struct symtab {
+	struct symtab_ent *ents; /* sorted by start, unique starts */
+	uint32_t nr;             /* entries */
+	char *pool;              /* NUL-terminated names */
+	const char **shown;      /* lazy: demangled name per entry, or NULL */
+};
+
+int symtab_builder_new(struct symtab_builder **out, const char *strs,
+		       size_t len, size_t hint, struct pipe_err *err)
+{
+	struct symtab_builder *b;
+
+	b = calloc(1, sizeof(*b));
+	if (!b)
+		return pipe_err_set(err, -ENOMEM, "cannot allocate symbols");
+	if (hint > SYMTAB_MAX_ENTRIES)
+		hint = SYMTAB_MAX_ENTRIES;
+	if (hint < 16)
+		hint = 16;
+	b->raw = malloc(hint * sizeof(*b->raw));
+	if (!b->raw) {
+		free(b);
+		return pipe_err_set(err, -ENOMEM, "cannot allocate symbols");
+	}
+	b->cap = hint;
+	b->strs = strs;
+	b->len = len;
+	*out = b;
+	return 0;
+}
+
+void symtab_builder_free(struct symtab_builder *b)
+{
+	if (!b)
+		return;
+	free(b->raw);
+	free(b);
+}
+
+int symtab_builder_add(struct symtab_builder *b, uint64_t start,
+		       uint64_t size, uint32_t name, enum symtab_bind bind)
+{
+	struct symtab_raw *r;
+
+	if (b->nr == b->cap) {
+		size_t cap = b->cap * 2;
+		struct symtab_raw *n;
+
+		if (b->cap >= SYMTAB_MAX_ENTRIES)
+			return -E2BIG;
+		if (cap > SYMTAB_MAX_ENTRIES)
+			cap = SYMTAB_MAX_ENTRIES;
+		n = realloc(b->raw, cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		b->raw = n;
+		b->cap = cap;
+	}
+	r = &b->raw[b->nr++];
+	r->start = start;
+	r->size = size;
+	r->name = name;
+	r->bind = bind;
+	return 0;
+}
+
+/* Merge the sorted runs a[lo..mid) and a[mid..hi) into dst, stably. */
+static void merge_runs(const struct symtab_raw *a, struct symtab_raw *dst,
+		       size_t lo, size_t mid, size_t hi)
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi) {
+		if (a[j].start < a[i].start)
+			dst[k++] = a[j++];
+		else
+			dst[k++] = a[i++];
+	}
+	memcpy(&dst[k], &a[i], (mid - i) * sizeof(*a));
+	k += mid - i;
+	memcpy(&dst[k], &a[j], (hi - j) * sizeof(*a));
+}
+
+/*
+ * Natural-run merge sort: find the ascending runs, then merge neighbours
+ * pass by pass.  Returns the sorted array (a or tmp).  `runs` holds the
+ * run starts and has room for n + 1 entries.
+ */
+static struct symtab_raw *sort_raw(struct symtab_raw *a,
+				   struct symtab_raw *tmp, size_t *runs,
+				   size_t n)
+{
+	size_t nr_runs = 0, i;
+
+	runs[nr_runs++] = 0;
+	for (i = 1; i < n; i++)
+		if (a[i].start < a[i - 1].start)
+			runs[nr_runs++] = i;
+	runs[nr_runs] = n;
+	while (nr_runs > 1) {
+		size_t out = 0, r;
+		struct symtab_raw *swap;
+
+		for (r = 0; r < nr_runs; r += 2) {
+			size_t lo = runs[r], hi;
+
+			if (r + 1 < nr_runs) {
+				hi = runs[r + 2];
+				merge_runs(a, tmp, lo, runs[r + 1], hi);
+			} else {
+				hi = runs[r + 1];
+				memcpy(&tmp[lo], &a[lo],
+				       (hi - lo) * sizeof(*a));
+			}
+			runs[out++] = lo;
+		}
+		runs[out] = n;
+		nr_runs = out;
+		swap = a;
+		a = tmp;
+		tmp = swap;
+	}
+	return a;
+}
+
+static const char *raw_name(const struct symtab_builder *b,
+			    const struct symtab_raw *r)
+{
+	return r->name < b->len ? b->strs + r->name : "";
+}
+
+static size_t raw_name_len(const struct symtab_builder *b,
+			   const struct symtab_raw *r)
+{
+	if (r->name >= b->len)
+		return 0;
+	return strnlen(b->strs + r->name, b->len - r->name);
+}
+
+static size_t underscores(const char *s, size_t len)
+{
+	size_t n = 0;
+
+	while (n < len && s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * Of two aliases at one address, is `x` better than `y`?  As perf does:
+ * a known size, then global over weak over local, then fewer leading
+ * underscores, then the longer name; else the first one seen stays.
+ */
+static bool raw_better(const struct symtab_builder *b,
+		       const struct symtab_raw *x, const struct symtab_raw *y)
+{
+	size_t lx, ly, ux, uy;
+
+	if ((x->size != 0) != (y->size != 0))
+		return x->size != 0;
+	if (x->bind != y->bind)
+		return x->bind > y->bind;
+	lx = raw_name_len(b, x);
+	ly = raw_name_len(b, y);
+	ux = underscores(raw_name(b, x), lx);
+	uy = underscores(raw_name(b, y), ly);
+	if (ux != uy)
+		return ux < uy;
+	return lx > ly;
+}
+
+/* Keep one entry per start, in place; returns the new count. */
+static size_t dedup_raw(const struct symtab_builder *b, struct symtab_raw *a,
+			size_t n)
+{
+	size_t i, out = 0;
+
+	for (i = 0; i < n; i++) {
+		if (out > 0 && a[out - 1].start == a[i].start) {
+			if (raw_better(b, &a[i], &a[out - 1]))
+				a[out - 1] = a[i];
+			continue;
+		}
+		a[out++] = a[i];
+	}
+	return out;
+}
+
+int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
+			  struct pipe_err *err)
+{
+	struct symtab_raw *tmp = NULL, *sorted;
+	size_t *runs = NULL;
+	struct symtab *t = NULL;
+	size_t n = b->nr, i, pool_len = 0, off = 0;
+	int ret = -ENOMEM;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto out;
+	tmp = malloc((n ? n : 1) * sizeof(*tmp));
+	runs = malloc((n + 1) * sizeof(*runs));
+	if (!tmp || !runs)
+		goto out;
+	sorted = n ? sort_raw(b->raw, tmp, runs, n) : b->raw;
+	n = dedup_raw(b, sorted, n);
+	for (i = 0; i < n; i++)
+		pool_len += raw_name_len(b, &sorted[i]) + 1;
+	if (pool_len > UINT32_MAX) {
+		ret = pipe_err_set(err, -E2BIG, "symbol names too large");
+		goto out;
+	}
+	t->ents = malloc((n ? n : 1) * sizeof(*t->ents));
+	t->pool = malloc(pool_len ? pool_len : 1);
+	if (!t->ents || !t->pool)
+		goto out;
+	for (i = 0; i < n; i++) {
+		const struct symtab_raw *r = &sorted[i];
+		size_t len = raw_name_len(b, r);
+		uint64_t size = r->size;
+
+		if (size == 0)
+			size = i + 1 < n ? sorted[i + 1].start - r->start
+					 : SYMTAB_TAIL_SIZE;
+		t->ents[i].start = r->start;
+		t->ents[i].size = size > UINT32_MAX ? UINT32_MAX
+						    : (uint32_t)size;
+		t->ents[i].name = (uint32_t)off;
+		memcpy(t->pool + off, raw_name(b, r), len);
+		t->pool[off + len] = '\0';
+		off += len + 1;
+	}
+	t->nr = (uint32_t)n;
+	*out = t;
+	t = NULL;
+	ret = 0;
+out:
+	if (ret == -ENOMEM)
+		pipe_err_set(err, ret, "cannot allocate symbols");
+	free(tmp);
+	free(runs);
+	symtab_free(t);
+	return ret;
+}
+
+void symtab_free(struct symtab *t)
+{
+	uint32_t i;
+
+	if (!t)
+		return;
+	if (t->shown) {
+		for (i = 0; i < t->nr; i++)
+			if (t->shown[i] != t->pool + t->ents[i].name)
+				free((char *)t->shown[i]);
+		free(t->shown);
+	}
+	free(t->ents);
+	free(t->pool);
+	free(t);
+}
+
+uint32_t symtab_count(const struct symtab *t)
+{
+	return t ? t->nr : 0;
+}
+
+bool symtab_find(const struct symtab *t, uint64_t addr, uint32_t *idx)
+{
+	uint32_t lo = 0, hi;
+
+	if (!t || t->nr == 0)
+		return false;
+	hi = t->nr;
+	/* first entry with start > addr */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (t->ents[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return false;
+	lo--;
+	if (addr - t->ents[lo].start >= t->ents[lo].size)
+		return false;
+	*idx = lo;
+	return true;
+}
+
+uint64_t symtab_start(const struct symtab *t, uint32_t idx)
+{
+	return t->ents[idx].start;
+}
+
+uint64_t symtab_size(const struct symtab *t, uint32_t idx)
+{
+	return t->ents[idx].size;
+}
+
+const char *symtab_name(const struct symtab *t, uint32_t idx)
+{
+	return t->pool + t->ents[idx].name;
+}
+
+static bool is_mangled(const char *name)
+{
+	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
+}
+
+const char *symtab_display_name(struct symtab *t, uint32_t idx,
+				bool demangle)
+{
+	const char *name = symtab_name(t, idx);
+	char *d;
+
+	if (!demangle || !is_mangled(name))
+		return name;
+	if (!t->shown) {
+		t->shown = calloc(t->nr, sizeof(*t->shown));
+		if (!t->shown)
+			return name;
+	}
+	if (t->shown[idx])
+		return t->shown[idx];
+	/* the flags c++filt uses, so names match its output */
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE);
+	t->shown[idx] = d ? d : name;
+	return t->shown[idx];
+}

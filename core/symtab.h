@@ -1,0 +1,63 @@
+/*
+ * symtab.h - a compact, sorted symbol table (start, size, name offset into
+ * one string pool) built once from any source of symbols: ELF tables,
+ * kallsyms, perf-PID.map.  The builder collects raw entries that point
+ * into the caller's string buffer, then sorts them with a natural-run merge
+ * sort, resolves aliases and fixes zero sizes, copying only kept names.
+ */
+#ifndef PIPE_SYMTAB_H
+#define PIPE_SYMTAB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pipe_err;
+struct symtab;
+struct symtab_builder;
+
+/* Binding ranks for alias resolution (higher wins). */
+enum symtab_bind {
+	SYMTAB_LOCAL = 0,
+	SYMTAB_WEAK = 1,
+	SYMTAB_GLOBAL = 2,
+};
+
+/* Most entries one table may hold (16 bytes each). */
+#define SYMTAB_MAX_ENTRIES (UINT32_C(1) << 26)
+
+/*
+ * Start a builder over `strs` (borrowed, `len` bytes, names are offsets
+ * into it and end at a NUL or at `len`).  `hint` preallocates entries.
+ */
+int symtab_builder_new(struct symtab_builder **out, const char *strs,
+		       size_t len, size_t hint, struct pipe_err *err);
+void symtab_builder_free(struct symtab_builder *b);
+/* Add one symbol; size 0 means "up to the next symbol".  Returns 0 or
+ * -ENOMEM / -E2BIG (over SYMTAB_MAX_ENTRIES). */
+int symtab_builder_add(struct symtab_builder *b, uint64_t start,
+		       uint64_t size, uint32_t name, enum symtab_bind bind);
+/* Sort, resolve aliases, fix ends and copy the kept names: *out is owned
+ * by the caller (symtab_free).  The builder may be freed afterwards. */
+int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
+			  struct pipe_err *err);
+
+void symtab_free(struct symtab *t); /* NULL is a no-op */
+uint32_t symtab_count(const struct symtab *t);
+/*
+ * The symbol holding `addr`: returns true and sets *idx, false if none.
+ */
+bool symtab_find(const struct symtab *t, uint64_t addr, uint32_t *idx);
+uint64_t symtab_start(const struct symtab *t, uint32_t idx);
+uint64_t symtab_size(const struct symtab *t, uint32_t idx);
+/* Borrowed, lives as long as t. */
+const char *symtab_name(const struct symtab *t, uint32_t idx);
+/*
+ * The name as shown: demangled (C++ and Rust, through libiberty) when
+ * `demangle` and the name has a mangling prefix; computed once per symbol
+ * and cached in t.  Borrowed, lives as long as t.
+ */
+const char *symtab_display_name(struct symtab *t, uint32_t idx,
+				bool demangle);
+
+#endif

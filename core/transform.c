@@ -1,0 +1,761 @@
+/*
+ * transform.c - the column transform of a block (docs/codecs.md,
+ * "Transform"): samples are split field by field into columns of varints
+ * and 64-bit words so the codec sees like next to like; every other record
+ * is copied whole into its own column.  Encoding restarts at each block.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "meta.h"
+#include "transform.h"
+
+#define TRANSFORM_VERSION 1
+/* The format's limit on any stored or raw length (DESIGN §0). */
+#define TRANSFORM_LEN_MAX (64u << 20)
+/* Largest callchain a record can hold: its size is a u16. */
+#define TRANSFORM_CHAIN_MAX (0xffffu / 8)
+
+/* The sample_type bits whose fields are columns. */
+#define TRANSFORM_SAMPLE_BITS                                             \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |      \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |           \
+	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |   \
+	 PERF_SAMPLE_CALLCHAIN)
+
+/* Columns, in their order in the encoded block. */
+enum transform_col {
+	COL_KIND,   /* varint per record: 0 copied whole, else event + 1 */
+	COL_MISC,   /* varint per sample: header misc << 1 | ip dropped */
+	COL_ID,     /* varint zigzag deltas: IDENTIFIER, ID, STREAM_ID */
+	COL_TID,    /* varint zigzag: pid delta, then tid - pid */
+	COL_TIME,   /* varint zigzag time delta */
+	COL_CPU,    /* varint zigzag cpu delta, then varint reserved */
+	COL_PERIOD, /* varint zigzag period delta */
+	COL_IP,     /* u64 LE, when not dropped */
+	COL_ADDR,   /* u64 LE */
+	COL_NR,     /* varint callchain length */
+	COL_CHAIN,  /* u64 LE callchain entries */
+	COL_OTHER,  /* whole records that are not column-coded */
+	COL_COUNT
+};
+
+struct tbuf {
+	uint8_t *p;  /* owned */
+	size_t len;  /* bytes used */
+	size_t cap;  /* bytes allocated */
+};
+
+/* The previous sample's values: deltas restart at each block. */
+struct tprev {
+	uint64_t identifier;
+	uint64_t id;
+	uint64_t stream_id;
+	uint64_t pid;
+	uint64_t time;
+	uint64_t cpu;
+	uint64_t period;
+};
+
+struct transform {
+	const struct meta *meta;     /* borrowed */
+	struct tbuf cols[COL_COUNT]; /* encoder's columns */
+	struct tbuf out;             /* encoder's result */
+};
+
+/* One sample's fields, in record order. */
+struct tsample {
+	uint64_t sample_type;
+	uint16_t misc;
+	uint64_t identifier;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t addr;
+	uint64_t id;
+	uint64_t stream_id;
+	uint32_t cpu, res;
+	uint64_t period;
+	uint64_t nr;             /* callchain entries */
+	const uint8_t *chain;    /* nr u64 words, unaligned */
+};
+
+int transform_new(struct transform **out, const struct meta *meta,
+		  struct pipe_err *err)
+{
+	struct transform *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot create transform: out of memory");
+	t->meta = meta;
+	*out = t;
+	return 0;
+}
+
+void transform_free(struct transform *t)
+{
+	int i;
+
+	if (!t)
+		return;
+	for (i = 0; i < COL_COUNT; i++)
+		free(t->cols[i].p);
+	free(t->out.p);
+	free(t);
+}
+
+/* ---- encoding ---------------------------------------------------------- */
+
+static int tbuf_reserve(struct tbuf *b, size_t n)
+{
+	size_t cap = b->cap ? b->cap : 4096;
+	uint8_t *p;
+
+	if (n > 2 * TRANSFORM_LEN_MAX - b->len)
+		return -EINVAL;
+	if (b->len + n <= b->cap)
+		return 0;
+	while (cap < b->len + n)
+		cap *= 2;
+	p = realloc(b->p, cap);
+	if (!p)
+		return -ENOMEM;
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+static int tbuf_put(struct tbuf *b, const void *src, size_t n)
+{
+	int ret = tbuf_reserve(b, n);
+
+	if (ret < 0)
+		return ret;
+	if (n)
+		memcpy(b->p + b->len, src, n);
+	b->len += n;
+	return 0;
+}
+
+static int tbuf_varint(struct tbuf *b, uint64_t v)
+{
+	uint8_t tmp[10];
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		tmp[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	tmp[n++] = (uint8_t)v;
+	return tbuf_put(b, tmp, n);
+}
+
+static int tbuf_u64(struct tbuf *b, uint64_t v)
+{
+	uint8_t tmp[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		tmp[i] = (uint8_t)(v >> (8 * i));
+	return tbuf_put(b, tmp, 8);
+}
+
+static uint64_t zigzag(uint64_t d)
+{
+	return (d << 1) ^ (0 - (d >> 63));
+}
+
+static uint64_t unzigzag(uint64_t z)
+{
+	return (z >> 1) ^ (0 - (z & 1));
+}
+
+/* Varint of the zigzag delta of v against *prev, which becomes v. */
+static int tbuf_delta(struct tbuf *b, uint64_t v, uint64_t *prev)
+{
+	uint64_t d = v - *prev;
+
+	*prev = v;
+	return tbuf_varint(b, zigzag(d));
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+static uint32_t get_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void put_u64(uint8_t *p, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Bytes of the fixed fields before the callchain. */
+static size_t sample_fixed_size(uint64_t st)
+{
+	size_t n = 0;
+
+	n += st & PERF_SAMPLE_IDENTIFIER ? 8 : 0;
+	n += st & PERF_SAMPLE_IP ? 8 : 0;
+	n += st & PERF_SAMPLE_TID ? 8 : 0;
+	n += st & PERF_SAMPLE_TIME ? 8 : 0;
+	n += st & PERF_SAMPLE_ADDR ? 8 : 0;
+	n += st & PERF_SAMPLE_ID ? 8 : 0;
+	n += st & PERF_SAMPLE_STREAM_ID ? 8 : 0;
+	n += st & PERF_SAMPLE_CPU ? 8 : 0;
+	n += st & PERF_SAMPLE_PERIOD ? 8 : 0;
+	return n;
+}
+
+/* Index of the callchain entry the ip may repeat: the first one after
+ * a leading context marker (PERF_CONTEXT_USER/KERNEL/...). */
+static uint64_t chain_ip_index(const uint8_t *chain, uint64_t nr)
+{
+	return nr && get_u64(chain) >= PERF_CONTEXT_MAX ? 1 : 0;
+}
+
+/* The event whose layout a sample record has, or PIPE_EVENT_NONE. */
+static uint32_t sample_event(const struct meta *m, const uint8_t *rec,
+			     size_t size)
+{
+	const struct perf_event_attr *a0;
+
+	if (meta_nr_events(m) == 0)
+		return PIPE_EVENT_NONE;
+	a0 = meta_attr(m, 0);
+	if (!(a0->sample_type & PERF_SAMPLE_IDENTIFIER))
+		return 0;
+	if (size < 16)
+		return PIPE_EVENT_NONE;
+	return meta_event_of_id(m, get_u64(rec + 8));
+}
+
+/*
+ * Parse a sample record of `size` bytes with event ev's layout.  Returns
+ * false when the record does not have exactly that layout (it is then
+ * copied whole).
+ */
+static bool sample_parse(const struct meta *m, uint32_t ev,
+			 const uint8_t *rec, size_t size, struct tsample *s)
+{
+	const struct perf_event_attr *a = meta_attr(m, ev);
+	const uint8_t *p = rec + 8;
+	size_t fixed;
+	uint64_t st;
+
+	if (!a)
+		return false;
+	st = a->sample_type;
+	if (st & ~(uint64_t)TRANSFORM_SAMPLE_BITS)
+		return false;
+	/* with IDENTIFIER in event 0, every event must have it first */
+	if (ev != 0 && !(st & PERF_SAMPLE_IDENTIFIER))
+		return false;
+	fixed = sample_fixed_size(st);
+	if (size < 8 + fixed)
+		return false;
+	memset(s, 0, sizeof(*s));
+	s->sample_type = st;
+	s->misc = get_u32(rec + 4) & 0xffff;
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		s->identifier = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		s->ip = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TID) {
+		s->pid = get_u32(p);
+		s->tid = get_u32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		s->time = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		s->addr = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		s->id = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		s->stream_id = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		s->cpu = get_u32(p);
+		s->res = get_u32(p + 4);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		s->period = get_u64(p);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (size < 8 + fixed + 8)
+			return false;
+		s->nr = get_u64(p);
+		p += 8;
+		if (s->nr != (size - 16 - fixed) / 8 ||
+		    (size - 16 - fixed) % 8)
+			return false;
+		s->chain = p;
+		return true;
+	}
+	return size == 8 + fixed;
+}
+
+static int encode_sample(struct transform *t, uint32_t ev,
+			 const struct tsample *s, struct tprev *prev)
+{
+	struct tbuf *c = t->cols;
+	uint64_t st = s->sample_type, i, j;
+	bool drop = false;
+	int ret;
+
+	if (st & PERF_SAMPLE_IP && st & PERF_SAMPLE_CALLCHAIN) {
+		j = chain_ip_index(s->chain, s->nr);
+		drop = j < s->nr && get_u64(s->chain + 8 * j) == s->ip;
+	}
+	ret = tbuf_varint(&c[COL_KIND], (uint64_t)ev + 1);
+	if (!ret)
+		ret = tbuf_varint(&c[COL_MISC], (uint64_t)s->misc << 1 | drop);
+	if (!ret && st & PERF_SAMPLE_IDENTIFIER)
+		ret = tbuf_delta(&c[COL_ID], s->identifier, &prev->identifier);
+	if (!ret && st & PERF_SAMPLE_IP && !drop)
+		ret = tbuf_u64(&c[COL_IP], s->ip);
+	if (!ret && st & PERF_SAMPLE_TID) {
+		ret = tbuf_delta(&c[COL_TID], s->pid, &prev->pid);
+		if (!ret)
+			ret = tbuf_varint(&c[COL_TID],
+					  zigzag((uint64_t)s->tid - s->pid));
+	}
+	if (!ret && st & PERF_SAMPLE_TIME)
+		ret = tbuf_delta(&c[COL_TIME], s->time, &prev->time);
+	if (!ret && st & PERF_SAMPLE_ADDR)
+		ret = tbuf_u64(&c[COL_ADDR], s->addr);
+	if (!ret && st & PERF_SAMPLE_ID)
+		ret = tbuf_delta(&c[COL_ID], s->id, &prev->id);
+	if (!ret && st & PERF_SAMPLE_STREAM_ID)
+		ret = tbuf_delta(&c[COL_ID], s->stream_id, &prev->stream_id);
+	if (!ret && st & PERF_SAMPLE_CPU) {
+		ret = tbuf_delta(&c[COL_CPU], s->cpu, &prev->cpu);
+		if (!ret)
+			ret = tbuf_varint(&c[COL_CPU], s->res);
+	}
+	if (!ret && st & PERF_SAMPLE_PERIOD)
+		ret = tbuf_delta(&c[COL_PERIOD], s->period, &prev->period);
+	if (!ret && st & PERF_SAMPLE_CALLCHAIN) {
+		ret = tbuf_varint(&c[COL_NR], s->nr);
+		for (i = 0; !ret && i < s->nr; i++)
+			ret = tbuf_u64(&c[COL_CHAIN], get_u64(s->chain + 8 * i));
+	}
+	return ret;
+}
+
+static int encode_finish(struct transform *t, uint64_t nr_records)
+{
+	size_t total = 0;
+	int ret, i;
+
+	t->out.len = 0;
+	for (i = 0; i < COL_COUNT; i++)
+		total += t->cols[i].len;
+	ret = tbuf_reserve(&t->out, 1 + 10 * (COL_COUNT + 1) + total);
+	if (ret < 0)
+		return ret;
+	t->out.p[t->out.len++] = TRANSFORM_VERSION;
+	ret = tbuf_varint(&t->out, nr_records);
+	for (i = 0; !ret && i < COL_COUNT; i++)
+		ret = tbuf_varint(&t->out, t->cols[i].len);
+	for (i = 0; !ret && i < COL_COUNT; i++)
+		ret = tbuf_put(&t->out, t->cols[i].p, t->cols[i].len);
+	if (!ret && t->out.len > TRANSFORM_LEN_MAX)
+		ret = -EINVAL;
+	return ret;
+}
+
+int transform_encode(struct transform *t, const void *raw, size_t len,
+		     const void **out, size_t *out_len)
+{
+	const uint8_t *p = raw;
+	struct tprev prev;
+	struct tsample s;
+	uint64_t nr_records = 0, nr_samples = 0;
+	size_t off = 0, size;
+	uint32_t type, ev;
+	int ret = 0, i;
+
+	if (len > TRANSFORM_LEN_MAX)
+		return -EINVAL;
+	memset(&prev, 0, sizeof(prev));
+	for (i = 0; i < COL_COUNT; i++)
+		t->cols[i].len = 0;
+	while (off < len) {
+		if (len - off < 8)
+			return -EINVAL;
+		type = get_u32(p + off);
+		size = get_u32(p + off + 4) >> 16;
+		if (size < 8 || size > len - off)
+			return -EINVAL;
+		ev = PIPE_EVENT_NONE;
+		if (type == PERF_RECORD_SAMPLE)
+			ev = sample_event(t->meta, p + off, size);
+		if (ev != PIPE_EVENT_NONE &&
+		    sample_parse(t->meta, ev, p + off, size, &s)) {
+			ret = encode_sample(t, ev, &s, &prev);
+			nr_samples++;
+		} else {
+			ret = tbuf_varint(&t->cols[COL_KIND], 0);
+			if (!ret)
+				ret = tbuf_put(&t->cols[COL_OTHER], p + off,
+					       size);
+		}
+		if (ret < 0)
+			return ret;
+		off += size;
+		nr_records++;
+	}
+	/* nothing to split: the block is better stored as it is */
+	if (!nr_samples)
+		return -EINVAL;
+	ret = encode_finish(t, nr_records);
+	if (ret < 0)
+		return ret;
+	*out = t->out.p;
+	*out_len = t->out.len;
+	return 0;
+}
+
+/* ---- decoding ---------------------------------------------------------- */
+
+/* A bounded reader over one column. */
+struct tcol {
+	const uint8_t *p;
+	size_t len;
+	size_t pos;
+};
+
+static int tcol_varint(struct tcol *c, uint64_t *v)
+{
+	uint64_t x = 0;
+	unsigned shift = 0;
+	uint8_t b;
+
+	do {
+		if (c->pos >= c->len || shift > 63)
+			return -EINVAL;
+		b = c->p[c->pos++];
+		if (shift == 63 && b > 1)
+			return -EINVAL;
+		x |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+	} while (b & 0x80);
+	*v = x;
+	return 0;
+}
+
+static int tcol_delta(struct tcol *c, uint64_t *prev)
+{
+	uint64_t z;
+
+	if (tcol_varint(c, &z) < 0)
+		return -EINVAL;
+	*prev += unzigzag(z);
+	return 0;
+}
+
+static int tcol_u64(struct tcol *c, uint64_t *v)
+{
+	if (c->len - c->pos < 8)
+		return -EINVAL;
+	*v = get_u64(c->p + c->pos);
+	c->pos += 8;
+	return 0;
+}
+
+/* The state of one decode call; `why` says what went wrong. */
+struct tdec {
+	const struct meta *meta;
+	struct tcol cols[COL_COUNT];
+	struct tprev prev;
+	uint8_t *raw;            /* output */
+	size_t raw_len;
+	size_t pos;              /* bytes written */
+	const char *why;         /* set on failure */
+};
+
+static int dec_fail(struct tdec *d, const char *why)
+{
+	d->why = why;
+	return -EINVAL;
+}
+
+static int decode_other(struct tdec *d)
+{
+	struct tcol *c = &d->cols[COL_OTHER];
+	size_t size;
+
+	if (c->len - c->pos < 8)
+		return dec_fail(d, "record column ends early");
+	size = get_u32(c->p + c->pos + 4) >> 16;
+	if (size < 8)
+		return dec_fail(d, "record shorter than its header");
+	if (size > c->len - c->pos)
+		return dec_fail(d, "record column ends early");
+	if (size > d->raw_len - d->pos)
+		return dec_fail(d, "records longer than the block");
+	memcpy(d->raw + d->pos, c->p + c->pos, size);
+	c->pos += size;
+	d->pos += size;
+	return 0;
+}
+
+/* Reads the fields of one sample from the columns into s and o. */
+static int decode_fields(struct tdec *d, uint64_t st, struct tsample *s,
+			 bool *drop)
+{
+	struct tcol *c = d->cols;
+	uint64_t v, misc;
+	struct tprev *pr = &d->prev;
+
+	if (tcol_varint(&c[COL_MISC], &misc) < 0 || misc >> 17)
+		return dec_fail(d, "bad misc column");
+	s->misc = (uint16_t)(misc >> 1);
+	*drop = misc & 1;
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		if (tcol_delta(&c[COL_ID], &pr->identifier) < 0)
+			return dec_fail(d, "id column ends early");
+		s->identifier = pr->identifier;
+	}
+	if (st & PERF_SAMPLE_IP && !*drop &&
+	    tcol_u64(&c[COL_IP], &s->ip) < 0)
+		return dec_fail(d, "ip column ends early");
+	if (*drop && (!(st & PERF_SAMPLE_IP) ||
+		      !(st & PERF_SAMPLE_CALLCHAIN)))
+		return dec_fail(d, "ip dropped without a callchain");
+	if (st & PERF_SAMPLE_TID) {
+		if (tcol_delta(&c[COL_TID], &pr->pid) < 0 ||
+		    tcol_varint(&c[COL_TID], &v) < 0)
+			return dec_fail(d, "tid column ends early");
+		v = pr->pid + unzigzag(v);
+		if (pr->pid > UINT32_MAX || v > UINT32_MAX)
+			return dec_fail(d, "pid or tid out of range");
+		s->pid = (uint32_t)pr->pid;
+		s->tid = (uint32_t)v;
+	}
+	if (st & PERF_SAMPLE_TIME) {
+		if (tcol_delta(&c[COL_TIME], &pr->time) < 0)
+			return dec_fail(d, "time column ends early");
+		s->time = pr->time;
+	}
+	if (st & PERF_SAMPLE_ADDR && tcol_u64(&c[COL_ADDR], &s->addr) < 0)
+		return dec_fail(d, "addr column ends early");
+	if (st & PERF_SAMPLE_ID) {
+		if (tcol_delta(&c[COL_ID], &pr->id) < 0)
+			return dec_fail(d, "id column ends early");
+		s->id = pr->id;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		if (tcol_delta(&c[COL_ID], &pr->stream_id) < 0)
+			return dec_fail(d, "id column ends early");
+		s->stream_id = pr->stream_id;
+	}
+	if (st & PERF_SAMPLE_CPU) {
+		if (tcol_delta(&c[COL_CPU], &pr->cpu) < 0 ||
+		    tcol_varint(&c[COL_CPU], &v) < 0)
+			return dec_fail(d, "cpu column ends early");
+		if (pr->cpu > UINT32_MAX || v > UINT32_MAX)
+			return dec_fail(d, "cpu out of range");
+		s->cpu = (uint32_t)pr->cpu;
+		s->res = (uint32_t)v;
+	}
+	if (st & PERF_SAMPLE_PERIOD) {
+		if (tcol_delta(&c[COL_PERIOD], &pr->period) < 0)
+			return dec_fail(d, "period column ends early");
+		s->period = pr->period;
+	}
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (tcol_varint(&c[COL_NR], &s->nr) < 0)
+			return dec_fail(d, "callchain length column ends early");
+		if (s->nr > TRANSFORM_CHAIN_MAX)
+			return dec_fail(d, "callchain too long");
+		if ((c[COL_CHAIN].len - c[COL_CHAIN].pos) / 8 < s->nr)
+			return dec_fail(d, "callchain column ends early");
+		s->chain = c[COL_CHAIN].p + c[COL_CHAIN].pos;
+		c[COL_CHAIN].pos += 8 * s->nr;
+	}
+	return 0;
+}
+
+static void put_field(uint8_t **p, uint64_t v)
+{
+	put_u64(*p, v);
+	*p += 8;
+}
+
+static int decode_sample(struct tdec *d, uint64_t kind)
+{
+	const struct perf_event_attr *a;
+	struct tsample s;
+	uint64_t st, size, j;
+	uint8_t *p;
+	bool drop;
+	int ret;
+
+	if (kind - 1 >= meta_nr_events(d->meta))
+		return dec_fail(d, "sample of an unknown event");
+	a = meta_attr(d->meta, (uint32_t)(kind - 1));
+	st = a->sample_type;
+	if (st & ~(uint64_t)TRANSFORM_SAMPLE_BITS)
+		return dec_fail(d, "sample of an event with unsupported fields");
+	memset(&s, 0, sizeof(s));
+	ret = decode_fields(d, st, &s, &drop);
+	if (ret < 0)
+		return ret;
+	size = 8 + sample_fixed_size(st);
+	if (st & PERF_SAMPLE_CALLCHAIN)
+		size += 8 + 8 * s.nr;
+	if (size > 0xffff)
+		return dec_fail(d, "sample larger than a record can be");
+	if (size > d->raw_len - d->pos)
+		return dec_fail(d, "records longer than the block");
+	if (drop) {
+		j = chain_ip_index(s.chain, s.nr);
+		if (j >= s.nr)
+			return dec_fail(d, "ip dropped without a callchain");
+		s.ip = get_u64(s.chain + 8 * j);
+	}
+	p = d->raw + d->pos;
+	put_u32(p, PERF_RECORD_SAMPLE);
+	put_u32(p + 4, (uint32_t)s.misc | (uint32_t)size << 16);
+	p += 8;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		put_field(&p, s.identifier);
+	if (st & PERF_SAMPLE_IP)
+		put_field(&p, s.ip);
+	if (st & PERF_SAMPLE_TID)
+		put_field(&p, (uint64_t)s.pid | (uint64_t)s.tid << 32);
+	if (st & PERF_SAMPLE_TIME)
+		put_field(&p, s.time);
+	if (st & PERF_SAMPLE_ADDR)
+		put_field(&p, s.addr);
+	if (st & PERF_SAMPLE_ID)
+		put_field(&p, s.id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		put_field(&p, s.stream_id);
+	if (st & PERF_SAMPLE_CPU)
+		put_field(&p, (uint64_t)s.cpu | (uint64_t)s.res << 32);
+	if (st & PERF_SAMPLE_PERIOD)
+		put_field(&p, s.period);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		put_field(&p, s.nr);
+		memcpy(p, s.chain, 8 * s.nr);
+	}
+	d->pos += size;
+	return 0;
+}
+
+/* Reads the block header and splits the columns; *nr_records out. */
+static int decode_header(struct tdec *d, const uint8_t *enc, size_t len,
+			 uint64_t *nr_records)
+{
+	struct tcol h = { enc, len, 0 };
+	uint64_t col_len[COL_COUNT];
+	size_t off;
+	int i;
+
+	if (len < 1 || enc[0] != TRANSFORM_VERSION)
+		return dec_fail(d, "unknown transform version");
+	h.pos = 1;
+	if (tcol_varint(&h, nr_records) < 0)
+		return dec_fail(d, "truncated header");
+	if (*nr_records > d->raw_len / 8)
+		return dec_fail(d, "more records than the block can hold");
+	for (i = 0; i < COL_COUNT; i++)
+		if (tcol_varint(&h, &col_len[i]) < 0)
+			return dec_fail(d, "truncated header");
+	off = h.pos;
+	for (i = 0; i < COL_COUNT; i++) {
+		if (col_len[i] > len - off)
+			return dec_fail(d, "column longer than the block");
+		d->cols[i].p = enc + off;
+		d->cols[i].len = (size_t)col_len[i];
+		d->cols[i].pos = 0;
+		off += (size_t)col_len[i];
+	}
+	if (off != len)
+		return dec_fail(d, "bytes after the last column");
+	return 0;
+}
+
+int transform_decode(struct transform *t, const void *enc, size_t len,
+		     void *raw, size_t raw_len, struct pipe_err *err)
+{
+	struct tdec d;
+	uint64_t nr_records, i, kind;
+	int ret, c;
+
+	memset(&d, 0, sizeof(d));
+	d.meta = t->meta;
+	d.raw = raw;
+	d.raw_len = raw_len;
+	if (len > TRANSFORM_LEN_MAX || raw_len > TRANSFORM_LEN_MAX) {
+		ret = dec_fail(&d, "block too large");
+		goto out;
+	}
+	ret = decode_header(&d, enc, len, &nr_records);
+	for (i = 0; !ret && i < nr_records; i++) {
+		if (tcol_varint(&d.cols[COL_KIND], &kind) < 0)
+			ret = dec_fail(&d, "kind column ends early");
+		else if (kind == 0)
+			ret = decode_other(&d);
+		else
+			ret = decode_sample(&d, kind);
+	}
+	if (ret < 0)
+		goto out;
+	if (d.pos != raw_len) {
+		ret = dec_fail(&d, "records shorter than the block");
+		goto out;
+	}
+	for (c = 0; c < COL_COUNT; c++) {
+		if (d.cols[c].pos != d.cols[c].len) {
+			ret = dec_fail(&d, "column has bytes left over");
+			goto out;
+		}
+	}
+	return 0;
+out:
+	return pipe_err_set(err, ret, "cannot decode transformed block: %s",
+			    d.why ? d.why : "bad input");
+}

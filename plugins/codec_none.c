@@ -1,0 +1,72 @@
+/*
+ * codec_none.c - the `none` codec: blocks stored as they are.  Useful for
+ * speed, for debugging the format, and where no library is built.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "pipe_plugin.h"
+
+struct none_state {
+	const struct pipe_host *host; /* borrowed */
+	struct pipe_ctx *ctx;         /* borrowed */
+};
+
+static struct none_state none_instance_unused;
+
+static int none_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		     void **state)
+{
+	(void)host;
+	(void)ctx;
+	/* stateless: every instance shares one dummy object */
+	*state = &none_instance_unused;
+	return 0;
+}
+
+static void none_close(void *state)
+{
+	(void)state;
+}
+
+static size_t none_bound(void *state, size_t raw_len)
+{
+	(void)state;
+	return raw_len;
+}
+
+static int none_compress(void *state, uint32_t dict_id, const void *src,
+			 size_t len, void *dst, size_t cap, size_t *out_len)
+{
+	(void)state;
+	if (dict_id || len > cap)
+		return -EINVAL;
+	memcpy(dst, src, len);
+	*out_len = len;
+	return 0;
+}
+
+static int none_decompress(void *state, uint32_t dict_id, const void *src,
+			   size_t len, void *dst, size_t raw_len)
+{
+	(void)state;
+	if (dict_id || len != raw_len)
+		return -EINVAL;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_CODEC,
+	.name = "none",
+	.summary = "blocks stored uncompressed",
+	.version = "1",
+	.codec_id = 0,
+	.open = none_open,
+	.close = none_close,
+	.bound = none_bound,
+	.compress = none_compress,
+	.decompress = none_decompress,
+};

@@ -1,0 +1,338 @@
+/*
+ * codec_zstd.c - the zstd codec (id 3): each block is one zstd frame with
+ * its content size and without a dictionary id (the block header names the
+ * dictionary).  Dictionaries are added by id and trained with ZDICT.
+ * The dict, dict_size and dict_file parameters are read by the container
+ * writer; they are declared here so that `-c zstd:...` accepts them.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include <zdict.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "pipe_plugin.h"
+
+#define ZSTD_CODEC_ID 3
+#define ZSTD_LEVEL_MIN -50
+#define ZSTD_LEVEL_MAX 19
+#define ZSTD_MAX_DICTS 64
+/* Largest dictionary add_dict accepts: the format's length limit. */
+#define ZSTD_DICT_MAX (64u << 20)
+
+struct zstd_dict {
+	uint32_t id;          /* container dictionary id, never 0 */
+	ZSTD_CDict *cdict;    /* compression side, at the instance's level */
+	ZSTD_DDict *ddict;    /* decompression side */
+};
+
+struct zstd_state {
+	const struct pipe_host *host; /* borrowed for the instance's life */
+	struct pipe_ctx *ctx;         /* borrowed, passed to host calls */
+	int level;                    /* compression level */
+	ZSTD_CCtx *cctx;              /* reused for every block */
+	ZSTD_DCtx *dctx;              /* reused for every block */
+	struct zstd_dict dicts[ZSTD_MAX_DICTS]; /* first nr_dicts used */
+	uint32_t nr_dicts;
+};
+
+static const struct pipe_param zstd_params[] = {
+	{ "level", PIPE_PARAM_INT, PIPE_PARAM_POSITIONAL, "3",
+	  "compression level, negative is faster (0: zstd's default, 3)",
+	  NULL, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX },
+	{ "dict", PIPE_PARAM_ENUM, 0, "auto",
+	  "train a dictionary per stream (auto: when blocks are small)",
+	  "auto|on|off", 0, 0 },
+	{ "dict_size", PIPE_PARAM_SIZE, 0, "32K",
+	  "size of a trained dictionary", NULL, 1024, 1 << 20 },
+	{ "dict_file", PIPE_PARAM_STR, 0, NULL,
+	  "use this pre-trained dictionary instead of training", NULL, 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+/* A valid pointer for empty buffers: zstd may not accept NULL. */
+static const unsigned char zstd_empty[1];
+
+static void zstd_free_dict(struct zstd_dict *d)
+{
+	ZSTD_freeCDict(d->cdict);
+	ZSTD_freeDDict(d->ddict);
+	d->cdict = NULL;
+	d->ddict = NULL;
+}
+
+static void zstd_close(void *state)
+{
+	struct zstd_state *s = state;
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_dicts; i++)
+		zstd_free_dict(&s->dicts[i]);
+	ZSTD_freeCCtx(s->cctx);
+	ZSTD_freeDCtx(s->dctx);
+	free(s);
+}
+
+/* Report a zstd error code through the host; returns -ENOMEM when zstd
+ * ran out of memory, else -EINVAL. */
+static int zstd_fail(struct zstd_state *s, const char *what, size_t code)
+{
+	s->host->error(s->ctx, "%s failed 'zstd': %s", what,
+		       ZSTD_getErrorName(code));
+	if (ZSTD_getErrorCode(code) == ZSTD_error_memory_allocation)
+		return -ENOMEM;
+	return -EINVAL;
+}
+
+static int zstd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		     void **state)
+{
+	struct zstd_state *s;
+	size_t r;
+	int ret = -ENOMEM;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		host->error(ctx, "cannot open 'zstd': out of memory");
+		return -ENOMEM;
+	}
+	s->host = host;
+	s->ctx = ctx;
+	s->level = (int)host->arg_int(ctx, "level");
+	s->cctx = ZSTD_createCCtx();
+	s->dctx = ZSTD_createDCtx();
+	if (!s->cctx || !s->dctx) {
+		host->error(ctx, "cannot open 'zstd': out of memory");
+		goto out_free;
+	}
+	r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel,
+				   s->level);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_dictIDFlag, 0);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_contentSizeFlag, 1);
+	if (ZSTD_isError(r)) {
+		ret = zstd_fail(s, "setting level", r);
+		goto out_free;
+	}
+	*state = s;
+	return 0;
+out_free:
+	zstd_close(s);
+	return ret;
+}
+
+static struct zstd_dict *zstd_find_dict(struct zstd_state *s, uint32_t id)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_dicts; i++)
+		if (s->dicts[i].id == id)
+			return &s->dicts[i];
+	return NULL;
+}
+
+static size_t zstd_bound(void *state, size_t raw_len)
+{
+	(void)state;
+	return ZSTD_compressBound(raw_len);
+}
+
+static int zstd_compress(void *state, uint32_t dict_id, const void *src,
+			 size_t len, void *dst, size_t cap, size_t *out_len)
+{
+	struct zstd_state *s = state;
+	const ZSTD_CDict *cdict = NULL;
+	struct zstd_dict *d;
+	size_t r;
+
+	if (dict_id) {
+		d = zstd_find_dict(s, dict_id);
+		if (!d) {
+			s->host->error(s->ctx,
+				       "cannot compress with 'zstd': unknown dictionary id %u",
+				       dict_id);
+			return -EINVAL;
+		}
+		cdict = d->cdict;
+	}
+	/* A failed block may leave a session open; the dictionary reference
+	 * is sticky: clear it for blocks without one. */
+	r = ZSTD_CCtx_reset(s->cctx, ZSTD_reset_session_only);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_refCDict(s->cctx, cdict);
+	if (ZSTD_isError(r))
+		return zstd_fail(s, "selecting dictionary", r);
+	r = ZSTD_compress2(s->cctx, dst, cap, len ? src : zstd_empty, len);
+	if (ZSTD_isError(r))
+		return zstd_fail(s, "compressing", r);
+	*out_len = r;
+	return 0;
+}
+
+/* The frame's own dictionary id (if any) must agree with the block's. */
+static int zstd_check_frame_dict(struct zstd_state *s, uint32_t dict_id,
+				 const struct zstd_dict *d, const void *src,
+				 size_t len)
+{
+	unsigned frame_id = ZSTD_getDictID_fromFrame(src, len);
+	unsigned dict_own;
+
+	if (!frame_id)
+		return 0;
+	if (!d) {
+		s->host->error(s->ctx,
+			       "cannot decompress with 'zstd': frame needs dictionary %u, block names none",
+			       frame_id);
+		return -EINVAL;
+	}
+	dict_own = ZSTD_getDictID_fromDDict(d->ddict);
+	if (dict_own && dict_own != frame_id) {
+		s->host->error(s->ctx,
+			       "cannot decompress with 'zstd': frame needs dictionary %u, block dictionary %u is %u",
+			       frame_id, dict_id, dict_own);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int zstd_decompress(void *state, uint32_t dict_id, const void *src,
+			   size_t len, void *dst, size_t raw_len)
+{
+	struct zstd_state *s = state;
+	const struct zstd_dict *d = NULL;
+	unsigned long long content;
+	unsigned char none;
+	void *out = raw_len ? dst : &none;
+	size_t r;
+	int ret;
+
+	if (dict_id) {
+		d = zstd_find_dict(s, dict_id);
+		if (!d) {
+			s->host->error(s->ctx,
+				       "cannot decompress with 'zstd': unknown dictionary id %u",
+				       dict_id);
+			return -EINVAL;
+		}
+	}
+	if (!len) {
+		s->host->error(s->ctx,
+			       "cannot decompress with 'zstd': empty payload");
+		return -EINVAL;
+	}
+	content = ZSTD_getFrameContentSize(src, len);
+	if (content == ZSTD_CONTENTSIZE_ERROR) {
+		s->host->error(s->ctx,
+			       "cannot decompress with 'zstd': not a zstd frame");
+		return -EINVAL;
+	}
+	if (content != ZSTD_CONTENTSIZE_UNKNOWN && content != raw_len) {
+		s->host->error(s->ctx,
+			       "cannot decompress with 'zstd': frame holds %llu bytes, block header says %zu",
+			       content, raw_len);
+		return -EINVAL;
+	}
+	ret = zstd_check_frame_dict(s, dict_id, d, src, len);
+	if (ret < 0)
+		return ret;
+	if (d)
+		r = ZSTD_decompress_usingDDict(s->dctx, out, raw_len, src, len,
+					       d->ddict);
+	else
+		r = ZSTD_decompressDCtx(s->dctx, out, raw_len, src, len);
+	if (ZSTD_isError(r))
+		return zstd_fail(s, "decompressing", r);
+	if (r != raw_len) {
+		s->host->error(s->ctx,
+			       "cannot decompress with 'zstd': got %zu bytes, block header says %zu",
+			       r, raw_len);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int zstd_add_dict(void *state, uint32_t id, const void *dict,
+			 size_t len)
+{
+	struct zstd_state *s = state;
+	struct zstd_dict *d;
+	struct zstd_dict fresh = { .id = id };
+
+	if (!id || !len || len > ZSTD_DICT_MAX) {
+		s->host->error(s->ctx,
+			       "cannot add dictionary %u to 'zstd': %s", id,
+			       !id ? "id 0 means none" : "bad length");
+		return -EINVAL;
+	}
+	d = zstd_find_dict(s, id);
+	if (!d && s->nr_dicts == ZSTD_MAX_DICTS) {
+		s->host->error(s->ctx,
+			       "cannot add dictionary %u to 'zstd': already %u dictionaries",
+			       id, ZSTD_MAX_DICTS);
+		return -ENOSPC;
+	}
+	fresh.cdict = ZSTD_createCDict(dict, len, s->level);
+	fresh.ddict = ZSTD_createDDict(dict, len);
+	if (!fresh.cdict || !fresh.ddict) {
+		zstd_free_dict(&fresh);
+		s->host->error(s->ctx,
+			       "cannot add dictionary %u to 'zstd': invalid dictionary or out of memory",
+			       id);
+		return -EINVAL;
+	}
+	/* A dictionary that is replaced may still be referenced: drop it. */
+	if (d) {
+		ZSTD_CCtx_refCDict(s->cctx, NULL);
+		zstd_free_dict(d);
+	} else {
+		d = &s->dicts[s->nr_dicts++];
+	}
+	*d = fresh;
+	return 0;
+}
+
+static int zstd_train(void *state, const void *samples, const size_t *sizes,
+		      uint32_t nr, void *dict, size_t cap, size_t *dict_len)
+{
+	struct zstd_state *s = state;
+	size_t r;
+
+	if (!nr || cap < 256) {
+		s->host->error(s->ctx,
+			       "cannot train a 'zstd' dictionary: %s",
+			       !nr ? "no samples" : "capacity too small");
+		return -EINVAL;
+	}
+	r = ZDICT_trainFromBuffer(dict, cap, samples, sizes, nr);
+	if (ZDICT_isError(r)) {
+		s->host->error(s->ctx,
+			       "cannot train a 'zstd' dictionary from %u samples: %s",
+			       nr, ZDICT_getErrorName(r));
+		return -EINVAL;
+	}
+	*dict_len = r;
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_CODEC,
+	.flags = 0,
+	.name = "zstd",
+	.summary = "zstd blocks, optional trained dictionaries",
+	.version = "1 (libzstd " ZSTD_VERSION_STRING ")",
+	.params = zstd_params,
+	.codec_id = ZSTD_CODEC_ID,
+	.open = zstd_open,
+	.close = zstd_close,
+	.bound = zstd_bound,
+	.compress = zstd_compress,
+	.decompress = zstd_decompress,
+	.add_dict = zstd_add_dict,
+	.train = zstd_train,
+};

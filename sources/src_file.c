@@ -1,0 +1,137 @@
+/*
+ * src_file.c - the `file` byte source: offers a pipe file's bytes (`file:-`
+ * reads standard input, forward only) to the core's container reader.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipe_plugin.h"
+
+struct fsrc {
+	const struct pipe_host *host; /* borrowed */
+	struct pipe_ctx *ctx;         /* borrowed */
+	const char *path;             /* borrowed from the args */
+	int fd;
+	bool seekable;                /* a regular file */
+	uint64_t pos;                 /* next offset when not seekable */
+};
+
+static const struct pipe_param fsrc_params[] = {
+	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
+	  NULL, "pipe file to read, - for standard input", NULL, 0, 0 },
+	{ "strict", PIPE_PARAM_BOOL, 0, "off",
+	  "stop at the first damaged block (exit 1) instead of skipping it",
+	  NULL, 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+static int fsrc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		     void **state)
+{
+	struct fsrc *s = calloc(1, sizeof(*s));
+	struct stat st;
+
+	if (!s)
+		return -ENOMEM;
+	s->host = host;
+	s->ctx = ctx;
+	s->path = host->arg_str(ctx, "path");
+	if (!strcmp(s->path, "-"))
+		s->fd = STDIN_FILENO;
+	else
+		s->fd = open(s->path, O_RDONLY | O_CLOEXEC);
+	if (s->fd < 0) {
+		int e = errno;
+
+		host->error(ctx, "cannot open '%s': %s", s->path, strerror(e));
+		free(s);
+		return -e;
+	}
+	if (fstat(s->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		host->error(ctx, "cannot read '%s': it is a directory", s->path);
+		if (s->fd != STDIN_FILENO)
+			close(s->fd);
+		free(s);
+		return -EISDIR;
+	}
+	s->seekable = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
+	*state = s;
+	return 0;
+}
+
+static int fsrc_read_at(void *state, uint64_t off, void *buf, size_t len,
+			size_t *got)
+{
+	struct fsrc *s = state;
+	size_t done = 0;
+
+	if (!s->seekable && off != s->pos) {
+		s->host->error(s->ctx, "cannot seek in '%s': not a regular file",
+			       s->path);
+		return -ESPIPE;
+	}
+	while (done < len) {
+		ssize_t n = s->seekable ?
+			pread(s->fd, (char *)buf + done, len - done,
+			      (off_t)(off + done)) :
+			read(s->fd, (char *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			s->host->error(s->ctx, "cannot read '%s': %s", s->path,
+				       strerror(e));
+			return -e;
+		}
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	if (!s->seekable)
+		s->pos += done;
+	*got = done;
+	return 0;
+}
+
+static int fsrc_size(void *state, uint64_t *size)
+{
+	struct fsrc *s = state;
+	struct stat st;
+
+	if (!s->seekable)
+		return -ESPIPE;
+	if (fstat(s->fd, &st) < 0)
+		return -errno;
+	*size = (uint64_t)st.st_size;
+	return 0;
+}
+
+static void fsrc_close(void *state)
+{
+	struct fsrc *s = state;
+
+	if (s->fd > STDERR_FILENO)
+		close(s->fd);
+	free(s);
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SOURCE,
+	.flags = PIPE_PLUGIN_BYTES,
+	.name = "file",
+	.summary = "read a pipe file",
+	.version = "1",
+	.params = fsrc_params,
+	.open = fsrc_open,
+	.close = fsrc_close,
+	.read_at = fsrc_read_at,
+	.byte_size = fsrc_size,
+};

@@ -1,0 +1,40 @@
+/*
+ * fail_open.c - a broken plugin for the tests: a valid record sink whose
+ * `open` always fails through host->error, so the host must print the
+ * plugin's message and exit 1.
+ */
+#include <errno.h>
+
+#include "pipe_plugin.h"
+
+static int fail_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		     void **state)
+{
+	*state = NULL;
+	host->error(ctx, "cannot frobnicate 'x': no reason");
+	return -EINVAL;
+}
+
+static void fail_close(void *state)
+{
+	(void)state;
+}
+
+static int fail_consume(void *state, const struct pipe_batch *batch)
+{
+	(void)state;
+	(void)batch;
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SINK,
+	.name = "fail_open",
+	.summary = "a sink whose open always fails",
+	.version = "0",
+	.open = fail_open,
+	.close = fail_close,
+	.consume = fail_consume,
+};

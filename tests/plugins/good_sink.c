@@ -1,0 +1,92 @@
+/*
+ * count.c - a minimal pipe record sink: counts the records (or only the
+ * samples) it is fed and prints the count when the run ends.  It is the
+ * example of docs/plugins.md; the test suite builds it as good_sink.so.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pipe_plugin.h"
+
+struct count {
+	const struct pipe_host *host; /* the host table, for host calls */
+	struct pipe_ctx *ctx;         /* our instance, for host calls */
+	const char *label;            /* word printed after the count */
+	bool samples_only;            /* count PERF_RECORD_SAMPLE only */
+	uint64_t n;                   /* records counted */
+};
+
+static const struct pipe_param count_params[] = {
+	{ .name = "label", .type = PIPE_PARAM_STR,
+	  .flags = PIPE_PARAM_POSITIONAL, .def = "records",
+	  .help = "word printed after the count" },
+	{ .name = "samples", .type = PIPE_PARAM_BOOL, .def = "off",
+	  .help = "count only samples" },
+	{ 0 },
+};
+
+static int count_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		      void **state)
+{
+	struct count *c = calloc(1, sizeof(*c));
+
+	if (!c) {
+		host->error(ctx, "cannot start sink 'count': out of memory");
+		return -ENOMEM;
+	}
+	c->host = host;
+	c->ctx = ctx;
+	c->label = host->arg_str(ctx, "label");
+	c->samples_only = host->arg_int(ctx, "samples");
+	*state = c;
+	return 0;
+}
+
+static void count_close(void *state)
+{
+	free(state);
+}
+
+static int count_consume(void *state, const struct pipe_batch *batch)
+{
+	struct count *c = state;
+	size_t i;
+
+	for (i = 0; i < batch->nr; i++)
+		if (!c->samples_only ||
+		    batch->recs[i].hdr->type == PERF_RECORD_SAMPLE)
+			c->n++;
+	return 0;
+}
+
+static int count_finish(void *state)
+{
+	struct count *c = state;
+
+	printf("%" PRIu64 " %s\n", c->n, c->label);
+	if (fflush(stdout) == EOF) {
+		int e = errno;
+
+		c->host->error(c->ctx, "cannot write to stdout: %s",
+			       strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SINK,
+	.name = "count",
+	.summary = "count records and print the total at the end",
+	.version = "1.0",
+	.params = count_params,
+	.open = count_open,
+	.close = count_close,
+	.consume = count_consume,
+	.finish = count_finish,
+};

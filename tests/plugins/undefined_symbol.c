@@ -1,0 +1,40 @@
+/*
+ * undefined_symbol.c - a broken plugin for the loader tests: it uses a
+ * symbol nothing defines, so dlopen(RTLD_NOW) must fail and say which.
+ */
+#include "pipe_plugin.h"
+
+extern int pipe_test_no_such_symbol;
+
+static int undef_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		      void **state)
+{
+	(void)host;
+	(void)ctx;
+	*state = &pipe_test_no_such_symbol;
+	return 0;
+}
+
+static void undef_close(void *state)
+{
+	(void)state;
+}
+
+static int undef_consume(void *state, const struct pipe_batch *batch)
+{
+	(void)state;
+	(void)batch;
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SINK,
+	.name = "undefined_symbol",
+	.summary = "needs a symbol nobody has",
+	.version = "0",
+	.open = undef_open,
+	.close = undef_close,
+	.consume = undef_consume,
+};

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# install-deps.sh - install what pipe needs to build and test, with
+# apt-get, only when something is missing.  Needs root (or sudo) and
+# Debian's archive; does nothing when everything is present.
+set -u
+pkgs=(gcc g++ make pkg-config binutils libc6-dev
+      libzstd-dev liblzma-dev zlib1g-dev libelf-dev libxxhash-dev
+      libiberty-dev python3 jq procps linux-perf util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "installing build dependencies: ${missing[*]}"
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq || { echo "pipe: apt-get update failed" >&2; exit 1; }
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+	{ echo "pipe: cannot install: ${missing[*]}" >&2
+	  echo "hint: install them with apt-get, then run make again" >&2; exit 1; }

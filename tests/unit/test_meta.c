@@ -1,0 +1,141 @@
+/*
+ * test_meta.c - metadata round trip through meta_encode/meta_decode, the
+ * id map, damaged metadata, and the sample decoder on hand-made records.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "decode.h"
+#include "err.h"
+#include "harness.h"
+#include "meta.h"
+
+static struct meta *make_meta(void)
+{
+	struct perf_event_attr a = { 0 };
+	uint64_t ids[3] = { 11, 12, 13 }, ids2[2] = { 21, 22 };
+	int32_t cpus[3] = { 0, 1, 5 };
+	struct meta *m = meta_new();
+	struct pipe_err err;
+
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
+			PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN;
+	a.sample_id_all = 1;
+	CHECK(meta_add_event(m, &a, "cpu-clock", ids, 3, &err) == 0);
+	a.config = 1;
+	CHECK(meta_add_event(m, &a, "task-clock", ids2, 2, &err) == 1);
+	CHECK(meta_set_streams(m, 3, cpus, &err) == 0);
+	CHECK(meta_set_prop(m, "hostname", "box", &err) == 0);
+	CHECK(meta_set_prop(m, "release", "6.1", &err) == 0);
+	CHECK(meta_set_prop(m, "hostname", "box2", &err) == 0);
+	return m;
+}
+
+static void test_roundtrip(void)
+{
+	struct meta *m = make_meta(), *d = NULL;
+	const struct pipe_meta *v;
+	struct pipe_err err;
+	uint8_t *buf;
+	size_t len, cut;
+
+	CHECK(meta_event_of_id(m, 12) == 0);
+	CHECK(meta_event_of_id(m, 22) == 1);
+	CHECK(meta_event_of_id(m, 99) == PIPE_EVENT_NONE);
+	CHECK(meta_encode(m, &buf, &len, &err) == 0);
+	CHECK(len % 8 == 0);
+	CHECK(meta_decode(&d, buf, len, "t.dat", &err) == 0);
+	if (d) {
+		v = meta_view(d);
+		CHECK(v->nr_events == 2);
+		CHECK_STR(v->events[1].name, "task-clock");
+		CHECK(v->events[1].attr->config == 1);
+		CHECK(v->events[0].nr_ids == 3 && v->events[0].ids[2] == 13);
+		CHECK(v->nr_streams == 3 && v->stream_cpu[2] == 5);
+		CHECK_STR(meta_prop(d, "hostname"), "box2");
+		CHECK_STR(meta_prop(d, "release"), "6.1");
+		CHECK(meta_event_of_id(d, 21) == 1);
+		meta_free(d);
+	}
+	/* every truncation is refused or parses a prefix; none crashes */
+	for (cut = 0; cut < len; cut++) {
+		d = NULL;
+		if (meta_decode(&d, buf, cut, "t.dat", &err) == 0)
+			meta_free(d);
+	}
+	/* an item length past the end is refused with the file named */
+	buf[4] = 0xff;
+	buf[5] = 0xff;
+	CHECK(meta_decode(&d, buf, len, "t.dat", &err) == -EINVAL);
+	CHECK_STR(err.msg, "cannot read 't.dat': metadata item runs past its block");
+	free(buf);
+	meta_free(m);
+}
+
+static void test_decode(void)
+{
+	struct meta *m = make_meta();
+	uint64_t rec[16] = { 0 };
+	struct perf_event_header *h = (struct perf_event_header *)rec;
+	struct pipe_record r = { h, 0, 0, PIPE_EVENT_NONE };
+	struct pipe_sample s;
+	struct pipe_sample_id id;
+
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	rec[1] = 22;                       /* identifier: task-clock */
+	rec[2] = 0x401000;                 /* ip */
+	rec[3] = 77 | ((uint64_t)78 << 32); /* pid, tid */
+	rec[4] = 123456789;                /* time */
+	rec[5] = 1;                        /* cpu */
+	rec[6] = 250000;                   /* period */
+	rec[7] = 3;                        /* callchain nr */
+	rec[8] = PERF_CONTEXT_USER;
+	rec[9] = 0x401000;
+	rec[10] = 0x402000;
+	h->size = 11 * 8;
+	CHECK(decode_sample(m, &r, &s) == 0);
+	CHECK(s.event == 1 && s.id == 22 && s.ip == 0x401000);
+	CHECK(s.pid == 77 && s.tid == 78 && s.time == 123456789);
+	CHECK(s.cpu == 1 && s.period == 250000);
+	CHECK(s.nr_callchain == 3 && s.callchain[2] == 0x402000);
+	CHECK(decode_time(m, h) == 123456789);
+	/* a callchain longer than the record is refused */
+	rec[7] = 1000;
+	CHECK(decode_sample(m, &r, &s) == -EINVAL);
+	CHECK(s.callchain == NULL);
+	h->size = 5 * 8;
+	CHECK(decode_sample(m, &r, &s) == -EINVAL);
+	/* a COMM with a sample_id_all trailer: TID TIME CPU IDENTIFIER */
+	{
+		uint64_t full[7] = { 0 };
+
+		full[1] = 5 | ((uint64_t)5 << 32);
+		memcpy(&full[2], "bash\0\0\0", 8);
+		full[3] = 5 | ((uint64_t)6 << 32);
+		full[4] = 999;
+		full[5] = 0;
+		full[6] = 11;
+		struct perf_event_header fh = { PERF_RECORD_COMM, 0, 7 * 8 };
+
+		memcpy(full, &fh, sizeof(fh));
+		r.hdr = (struct perf_event_header *)full;
+		CHECK(decode_sample_id(m, &r, &id) == 0);
+		CHECK(id.time == 999 && id.tid == 6 && id.event == 0);
+		CHECK(decode_time(m, r.hdr) == 999);
+		fh.size = 3 * 8;
+		memcpy(full, &fh, sizeof(fh));
+		CHECK(decode_sample_id(m, &r, &id) == -EINVAL);
+	}
+	meta_free(m);
+}
+
+int main(void)
+{
+	test_roundtrip();
+	test_decode();
+	return test_result();
+}
