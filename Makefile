@@ -37,6 +37,7 @@ PLUGIN_SRCS := $(wildcard sources/*.c sinks/*.c plugins/*.c)
 LIBS_codec_zlib := -lz
 LIBS_codec_lzma := -llzma
 LIBS_codec_zstd := -lzstd
+LIBS_src_synth := -lelf
 NEED_codec_zlib := zlib.h
 NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h

@@ -5,13 +5,20 @@
  * by 1e9/freq ns +-10% uniform jitter; the pid of a sample is drawn with
  * weight 1/(rank+1); callchain depth is uniform in [1, depth]; frames are
  * drawn from a per-process pool of 64 functions with weight 1/(rank+1);
- * `kernel` percent of samples start in the kernel.  Synth data never
+ * `kernel` percent of samples start in the kernel.  With binary=PATH the
+ * samples of one process land in that real binary's functions in the
+ * proportions of split=FUNC:WEIGHT+..., each called from main, so
+ * symbolizers can be tested without perf_event_open.  Synth data never
  * backs a size claim.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "pipe_plugin.h"
 
@@ -24,6 +31,14 @@
 #define SYNTH_EXE_BASE UINT64_C(0x555555554000)
 #define SYNTH_LIB_BASE UINT64_C(0x7f0000000000)
 #define SYNTH_KERNEL_BASE UINT64_C(0xffffffff81000000)
+#define SYNTH_MAX_SPLIT 32
+#define SYNTH_BIN_PID 4242
+
+struct synth_func {
+	uint64_t addr;   /* runtime address of the function's start */
+	uint64_t size;   /* bytes */
+	double cdf;      /* cumulative share of samples */
+};
 
 static const char *const synth_comms[] = {
 	"postgres", "nginx", "java", "python3", "redis-server", "sshd",
@@ -44,6 +59,11 @@ struct synth {
 	double *pid_cdf;              /* cumulative pid weights */
 	double func_cdf[SYNTH_FUNCS]; /* cumulative function weights */
 	bool sideband_done;
+	const char *binary;           /* binary mode: the ELF file */
+	uint64_t bin_start, bin_len, bin_pgoff; /* its executable map */
+	struct synth_func funcs[SYNTH_MAX_SPLIT];
+	uint32_t nr_funcs;
+	uint64_t main_addr;           /* caller of every function */
 	uint8_t *buf;                 /* records of the current batch */
 	size_t used;
 	struct pipe_record recs[SYNTH_BATCH];
@@ -61,6 +81,12 @@ static const struct pipe_param synth_params[] = {
 	  1, 127 },
 	{ "kernel", PIPE_PARAM_INT, 0, "10", "percent of kernel samples",
 	  NULL, 0, 100 },
+	{ "binary", PIPE_PARAM_STR, 0, NULL,
+	  "put samples into this ELF binary's functions (one process)",
+	  NULL, 0, 0 },
+	{ "split", PIPE_PARAM_LIST, 0, NULL,
+	  "with binary=: FUNC:WEIGHT items, the share of samples of each",
+	  NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -105,6 +131,154 @@ static void make_cdf(double *cdf, uint32_t n)
 	cdf[n - 1] = 1.0;
 }
 
+/* The load base the kernel would pick: PIEs high, fixed binaries at 0. */
+static uint64_t load_base(const GElf_Ehdr *eh)
+{
+	return eh->e_type == ET_DYN ? SYNTH_EXE_BASE : 0;
+}
+
+static int find_exec_map(struct synth *s, Elf *elf, uint64_t base)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n) < 0)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
+		    !(ph.p_flags & PF_X))
+			continue;
+		s->bin_start = base + (ph.p_vaddr & ~UINT64_C(0xfff));
+		s->bin_pgoff = ph.p_offset & ~UINT64_C(0xfff);
+		s->bin_len = ((ph.p_vaddr & 0xfff) + ph.p_memsz + 0xfff) &
+			     ~UINT64_C(0xfff);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* Address and size of function `name` from .symtab (else .dynsym). */
+static bool find_func(Elf *elf, const char *name, uint64_t *addr,
+		      uint64_t *size)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; d && i < n; i++) {
+			GElf_Sym sym;
+			const char *sn;
+
+			if (!gelf_getsym(d, (int)i, &sym) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value)
+				continue;
+			sn = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (sn && !strcmp(sn, name)) {
+				*addr = sym.st_value;
+				*size = sym.st_size ? sym.st_size : 1;
+				return true;
+			}
+		}
+	}
+	return false;
+}
+
+static int parse_split(struct synth *s, Elf *elf, uint64_t base)
+{
+	const char *const *items;
+	uint32_t n = s->host->arg_list(s->ctx, "split", &items), i;
+	double total = 0, w[SYNTH_MAX_SPLIT];
+	uint64_t size;
+
+	if (!n) {
+		s->host->error(s->ctx, "binary= needs split=FUNC:WEIGHT+...");
+		return -EINVAL;
+	}
+	if (n > SYNTH_MAX_SPLIT) {
+		s->host->error(s->ctx, "split= has %u items, at most %d", n,
+			       SYNTH_MAX_SPLIT);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		const char *colon = strchr(items[i], ':');
+		char name[256];
+		char *end;
+
+		if (!colon || colon == items[i] ||
+		    (size_t)(colon - items[i]) >= sizeof(name)) {
+			s->host->error(s->ctx, "bad split item '%s': expected FUNC:WEIGHT",
+				       items[i]);
+			return -EINVAL;
+		}
+		memcpy(name, items[i], (size_t)(colon - items[i]));
+		name[colon - items[i]] = '\0';
+		w[i] = strtod(colon + 1, &end);
+		if (*end || !(w[i] > 0)) {
+			s->host->error(s->ctx, "bad weight in split item '%s'",
+				       items[i]);
+			return -EINVAL;
+		}
+		if (!find_func(elf, name, &s->funcs[i].addr, &size)) {
+			s->host->error(s->ctx, "no function '%s' in '%s'", name,
+				       s->binary);
+			return -EINVAL;
+		}
+		s->funcs[i].addr += base;
+		s->funcs[i].size = size;
+		total += w[i];
+	}
+	for (i = 0; i < n; i++)
+		s->funcs[i].cdf = (i ? s->funcs[i - 1].cdf : 0) + w[i] / total;
+	s->funcs[n - 1].cdf = 1.0;
+	s->nr_funcs = n;
+	if (find_func(elf, "main", &s->main_addr, &size))
+		s->main_addr += base + size / 2;
+	return 0;
+}
+
+static int load_binary(struct synth *s)
+{
+	GElf_Ehdr eh;
+	Elf *elf = NULL;
+	int fd, ret = -EINVAL;
+
+	elf_version(EV_CURRENT);
+	fd = open(s->binary, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		s->host->error(s->ctx, "cannot open '%s': %s", s->binary,
+			       strerror(errno));
+		return ret;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
+		s->host->error(s->ctx, "cannot read '%s': not an ELF file",
+			       s->binary);
+		goto out;
+	}
+	if (find_exec_map(s, elf, load_base(&eh)) < 0) {
+		s->host->error(s->ctx, "cannot read '%s': no executable segment",
+			       s->binary);
+		goto out;
+	}
+	ret = parse_split(s, elf, load_base(&eh));
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return ret;
+}
+
 static int synth_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		      void **state)
 {
@@ -134,6 +308,18 @@ static int synth_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	}
 	make_cdf(s->pid_cdf, s->nr_pids);
 	make_cdf(s->func_cdf, SYNTH_FUNCS);
+	s->binary = host->arg_str(ctx, "binary");
+	if (s->binary) {
+		int ret = load_binary(s);
+
+		if (ret < 0) {
+			free(s->next_time);
+			free(s->pid_cdf);
+			free(s->buf);
+			free(s);
+			return ret;
+		}
+	}
 	for (i = 0; i < s->nr_cpus; i++)
 		s->next_time[i] = SYNTH_T0 + rnd(s) % s->period;
 	*state = s;
@@ -235,6 +421,10 @@ static size_t name_room(const char *name)
 	return (strlen(name) + 1 + 7) & ~(size_t)7;
 }
 
+static void add_mmap2_at(struct synth *s, uint32_t pid, uint64_t start,
+			 uint64_t len, uint64_t pgoff, const char *path,
+			 size_t *nr);
+
 static void add_comm(struct synth *s, uint32_t pid, const char *comm,
 		     uint64_t time, size_t *nr)
 {
@@ -253,6 +443,15 @@ static void add_comm(struct synth *s, uint32_t pid, const char *comm,
 static void add_mmap2(struct synth *s, uint32_t pid, uint64_t start,
 		      uint64_t len, const char *path, uint64_t time, size_t *nr)
 {
+	(void)time;
+	add_mmap2_at(s, pid, start, len, 0, path, nr);
+}
+
+static void add_mmap2_at(struct synth *s, uint32_t pid, uint64_t start,
+			 uint64_t len, uint64_t pgoff, const char *path,
+			 size_t *nr)
+{
+	const uint64_t time = 0;
 	size_t size = 8 + 8 + 24 + 8 + 16 + 8 + name_room(path) + 32;
 	struct perf_event_header *h = rec_new(s, PERF_RECORD_MMAP2,
 					      PERF_RECORD_MISC_USER, size);
@@ -261,7 +460,7 @@ static void add_mmap2(struct synth *s, uint32_t pid, uint64_t start,
 	put32x2(&p, pid, pid);
 	put64(&p, start);
 	put64(&p, len);
-	put64(&p, 0);            /* pgoff */
+	put64(&p, pgoff);
 	put32x2(&p, 8, 1);       /* maj, min */
 	put64(&p, 1000 + start % 97); /* ino */
 	put64(&p, 0);            /* ino_generation */
@@ -279,6 +478,16 @@ static size_t make_sideband(struct synth *s)
 	uint32_t i;
 	char path[64];
 
+	if (s->binary) {
+		const char *slash = strrchr(s->binary, '/');
+		char comm[16];
+
+		snprintf(comm, sizeof(comm), "%s", slash ? slash + 1 : s->binary);
+		add_comm(s, SYNTH_BIN_PID, comm, 0, &nr);
+		add_mmap2_at(s, SYNTH_BIN_PID, s->bin_start, s->bin_len,
+			     s->bin_pgoff, s->binary, &nr);
+		return nr;
+	}
 	for (i = 0; i < s->nr_pids && nr + 3 <= SYNTH_BATCH &&
 		    s->used + 600 < SYNTH_BUF; i++) {
 		uint32_t pid = SYNTH_PID_BASE + i;
@@ -346,6 +555,36 @@ static void add_sample(struct synth *s, uint32_t cpu, size_t *nr)
 			     rnd(s) % (s->period / 5 + 1);
 }
 
+/* Binary mode: one frame in a split function, called from main. */
+static void add_bin_sample(struct synth *s, uint32_t cpu, size_t *nr)
+{
+	uint32_t f = 0;
+	double u = rnd01(s);
+	size_t size = 8 + 8 * 7 + 8 * 3;
+	uint64_t time = s->next_time[cpu], ip;
+	struct perf_event_header *h;
+	uint8_t *p;
+
+	while (f + 1 < s->nr_funcs && s->funcs[f].cdf < u)
+		f++;
+	ip = s->funcs[f].addr + rnd(s) % s->funcs[f].size;
+	h = rec_new(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, size);
+	p = (uint8_t *)(h + 1);
+	put64(&p, SYNTH_ID_BASE + cpu);
+	put64(&p, ip);
+	put32x2(&p, SYNTH_BIN_PID, SYNTH_BIN_PID);
+	put64(&p, time);
+	put32x2(&p, cpu, 0);
+	put64(&p, s->period);
+	put64(&p, 3);
+	put64(&p, PERF_CONTEXT_USER);
+	put64(&p, ip);
+	put64(&p, s->main_addr);
+	s->recs[*nr] = (struct pipe_record){ h, time, cpu, 0 };
+	(*nr)++;
+	s->next_time[cpu] += s->period;
+}
+
 static int synth_read(void *state, struct pipe_batch *out)
 {
 	struct synth *s = state;
@@ -362,7 +601,10 @@ static int synth_read(void *state, struct pipe_batch *out)
 		for (i = 1; i < s->nr_cpus; i++)
 			if (s->next_time[i] < s->next_time[cpu])
 				cpu = i;
-		add_sample(s, cpu, &nr);
+		if (s->binary)
+			add_bin_sample(s, cpu, &nr);
+		else
+			add_sample(s, cpu, &nr);
 		s->left--;
 	}
 	if (!nr)
