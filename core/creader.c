@@ -512,12 +512,12 @@ static int cr_bytes_left(struct creader *r, uint64_t off, uint64_t *left,
 	int ret;
 
 	*left = 0;
-	if (r->eof_at != UINT64_MAX) {
-		*left = r->eof_at > off ? r->eof_at - off : 0;
-		return 0;
-	}
 	if (r->seekable) {
 		*left = r->size > off ? r->size - off : 0;
+		return 0;
+	}
+	if (r->eof_at != UINT64_MAX) {
+		*left = r->eof_at > off ? r->eof_at - off : 0;
 		return 0;
 	}
 	do {

@@ -1,0 +1,925 @@
+/*
+ * test_container.c - the container writer and reader on memory buffers:
+ * round trips (seekable and streamed, with and without a codec), flush,
+ * index and END, and damage: cuts at every block edge and many offsets,
+ * single-byte damage everywhere, bad versions, strict mode.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container.h"
+#include "err.h"
+#include "format.h"
+#include "harness.h"
+#include "meta.h"
+
+#define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
+		     PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+		     PERF_SAMPLE_PERIOD)
+#define SAMPLE_ID 100
+#define NR_CPUS 4
+
+/* ---- a growable memory file: byte sink and byte source ---- */
+
+struct mem {
+	uint8_t *p;
+	size_t len, cap;
+	bool stream;     /* source: not seekable */
+	uint64_t next;   /* source: the next offset a stream may read */
+	bool bad_seek;   /* a stream was read backwards */
+	int fail_write;  /* sink: fail the write after this many (0: never) */
+	int writes;
+};
+
+static int mem_write(void *opaque, const void *buf, size_t len,
+		     struct pipe_err *err)
+{
+	struct mem *m = opaque;
+
+	m->writes++;
+	if (m->fail_write && m->writes >= m->fail_write)
+		return pipe_err_set(err, -ENOSPC, "cannot write 'mem': %s",
+				    strerror(ENOSPC));
+	if (m->len + len > m->cap) {
+		size_t cap = m->cap ? m->cap : 4096;
+
+		while (cap < m->len + len)
+			cap *= 2;
+		m->p = realloc(m->p, cap);
+		m->cap = cap;
+	}
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+	return 0;
+}
+
+static int mem_read_at(void *state, uint64_t off, void *buf, size_t len,
+		       size_t *got)
+{
+	struct mem *m = state;
+
+	if (m->stream) {
+		if (off != m->next)
+			m->bad_seek = true;
+	}
+	*got = 0;
+	if (off < m->len) {
+		*got = m->len - off < len ? m->len - off : len;
+		/* a stream hands out small pieces, as a pipe does */
+		if (m->stream && *got > 1000)
+			*got = 1000;
+		memcpy(buf, m->p + off, *got);
+	}
+	m->next = off + *got;
+	return 0;
+}
+
+static int mem_size(void *state, uint64_t *size)
+{
+	struct mem *m = state;
+
+	if (m->stream)
+		return -ESPIPE;
+	*size = m->len;
+	return 0;
+}
+
+static const struct pipe_plugin mem_source = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SOURCE,
+	.flags = PIPE_PLUGIN_BYTES,
+	.name = "mem",
+	.read_at = mem_read_at,
+	.byte_size = mem_size,
+};
+
+/* ---- a tiny codec: xor with 0x5a, one length byte of overhead ---- */
+
+static size_t xor_bound(void *state, size_t raw_len)
+{
+	(void)state;
+	return raw_len + 1;
+}
+
+static int xor_compress(void *state, uint32_t dict_id, const void *src,
+			size_t len, void *dst, size_t cap, size_t *out_len)
+{
+	const uint8_t *s = src;
+	uint8_t *d = dst;
+	size_t i;
+
+	(void)state;
+	(void)dict_id;
+	if (cap < len + 1)
+		return -ENOSPC;
+	d[0] = 0xa5;
+	for (i = 0; i < len; i++)
+		d[i + 1] = s[i] ^ 0x5a;
+	*out_len = len + 1;
+	return 0;
+}
+
+static int xor_decompress(void *state, uint32_t dict_id, const void *src,
+			  size_t len, void *dst, size_t raw_len)
+{
+	const uint8_t *s = src;
+	uint8_t *d = dst;
+	size_t i;
+
+	(void)state;
+	(void)dict_id;
+	if (len != raw_len + 1 || s[0] != 0xa5)
+		return -EINVAL;
+	for (i = 0; i < raw_len; i++)
+		d[i] = s[i + 1] ^ 0x5a;
+	return 0;
+}
+
+static const struct pipe_plugin xor_codec = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_CODEC,
+	.name = "xor",
+	.codec_id = 77,
+	.bound = xor_bound,
+	.compress = xor_compress,
+	.decompress = xor_decompress,
+};
+
+static int opens, closes;
+static bool use_transform;
+
+static int codec_open(void *opaque, uint32_t codec_id,
+		      const struct pipe_plugin **p, void **state,
+		      struct pipe_err *err)
+{
+	(void)opaque;
+	if (codec_id != xor_codec.codec_id)
+		return pipe_err_set(err, -ENOENT, "no codec with id %u",
+				    codec_id);
+	*p = &xor_codec;
+	*state = NULL;
+	opens++;
+	return 0;
+}
+
+static void codec_close(void *opaque, const struct pipe_plugin *p,
+			void *state)
+{
+	(void)opaque;
+	(void)p;
+	(void)state;
+	closes++;
+}
+
+/* ---- records ---- */
+
+struct rec_out {
+	uint64_t time;
+	uint32_t stream;
+	uint32_t type;
+	uint64_t key;    /* ip of samples, pid of comm records */
+};
+
+struct gen {
+	uint8_t *buf;              /* all records, back to back */
+	size_t len;
+	struct pipe_record *recs;
+	size_t nr;
+	size_t samples;
+};
+
+static struct meta *make_meta(void)
+{
+	struct perf_event_attr attr = { 0 };
+	uint64_t id = SAMPLE_ID;
+	int32_t cpus[NR_CPUS] = { 0, 1, 2, 3 };
+	struct pipe_err err;
+	struct meta *m = meta_new();
+
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_type = SAMPLE_TYPE;
+	attr.sample_id_all = 1;
+	CHECK(meta_add_event(m, &attr, "cpu-clock", &id, 1, &err) == 0);
+	CHECK(meta_set_streams(m, NR_CPUS, cpus, &err) == 0);
+	CHECK(meta_set_prop(m, "hostname", "test", &err) == 0);
+	return m;
+}
+
+static void put64(uint8_t **p, uint64_t v)
+{
+	memcpy(*p, &v, 8);
+	*p += 8;
+}
+
+/* Deterministic records: samples on NR_CPUS streams, comms on sideband,
+ * one PERF_RECORD_LOST; times strictly increasing. */
+static void gen_records(struct gen *g, size_t nr, uint32_t seed)
+{
+	size_t i, off = 0;
+	uint64_t t = 1000000000;
+	uint32_t x = seed;
+
+	g->buf = calloc(nr, 64);
+	g->recs = calloc(nr, sizeof(*g->recs));
+	g->nr = nr;
+	g->samples = 0;
+	for (i = 0; i < nr; i++) {
+		struct perf_event_header *h = (void *)(g->buf + off);
+		uint8_t *p = (uint8_t *)(h + 1);
+		uint32_t cpu;
+
+		x = x * 1103515245u + 12345u;
+		t += 1000 + (x >> 20);
+		cpu = (x >> 8) % NR_CPUS;
+		if (i % 50 == 7) {
+			h->type = PERF_RECORD_COMM;
+			h->size = 64;
+			put64(&p, (uint64_t)(i + 1) << 32 | (i + 1));
+			memcpy(p, "worker-name\0\0\0\0", 16);
+			p += 16;
+			put64(&p, (uint64_t)(i + 1) << 32 | (i + 1));
+			put64(&p, t);
+			put64(&p, cpu);
+			put64(&p, SAMPLE_ID);
+			g->recs[i].stream = PIPE_STREAM_SIDEBAND;
+		} else if (i == 33) {
+			h->type = PERF_RECORD_LOST;
+			h->size = 56;
+			put64(&p, SAMPLE_ID);
+			put64(&p, 5);
+			put64(&p, (uint64_t)cpu << 32 | cpu);
+			put64(&p, t);
+			put64(&p, cpu);
+			put64(&p, SAMPLE_ID);
+			g->recs[i].stream = cpu;
+		} else {
+			h->type = PERF_RECORD_SAMPLE;
+			h->size = 56;
+			put64(&p, SAMPLE_ID);
+			put64(&p, 0x400000 + i);
+			put64(&p, (uint64_t)(x & 0xff) << 32 | (x & 0xff));
+			put64(&p, t);
+			put64(&p, cpu);
+			put64(&p, 1000);
+			g->recs[i].stream = cpu;
+			g->samples++;
+		}
+		g->recs[i].time = t;
+		g->recs[i].event = 0;
+		off += h->size;
+	}
+	g->len = off;
+	/* set hdr pointers once the buffer is final */
+	off = 0;
+	for (i = 0; i < nr; i++) {
+		g->recs[i].hdr = (void *)(g->buf + off);
+		off += g->recs[i].hdr->size;
+	}
+}
+
+static void gen_free(struct gen *g)
+{
+	free(g->buf);
+	free(g->recs);
+}
+
+static int write_file(struct mem *out, const struct gen *g,
+		      const struct meta *meta, uint32_t block,
+		      const struct pipe_plugin *codec, bool finish,
+		      struct cw_stats *st)
+{
+	struct cw_opts o = {
+		.codec = codec,
+		.codec_name = codec ? codec->name : "none",
+		.block_size = block,
+		.flush_ns = 1000000000,
+		.transform = use_transform,
+		.write = mem_write,
+		.opaque = out,
+	};
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct pipe_batch b;
+	size_t i;
+	int ret;
+
+	ret = cwriter_new(&w, &o, meta, &err);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < g->nr && ret == 0; i += 37) {
+		b.recs = g->recs + i;
+		b.nr = g->nr - i < 37 ? g->nr - i : 37;
+		b.flags = 0;
+		ret = cwriter_add(w, &b, &err);
+	}
+	if (ret == 0 && finish)
+		ret = cwriter_finish(w, &err);
+	if (st)
+		cwriter_stats(w, st);
+	cwriter_free(w);
+	return ret;
+}
+
+struct result {
+	size_t nr;
+	bool ordered;          /* times never went back */
+	uint64_t hash;         /* order-independent per-record hash sum */
+	int ret;               /* last creader_next / open result */
+	char msg[512];
+	int reports;
+	char first_report[512];
+	struct cr_stats st;
+};
+
+static void on_report(void *opaque, const char *line)
+{
+	struct result *res = opaque;
+
+	if (!res->reports++)
+		snprintf(res->first_report, sizeof(res->first_report), "%s",
+			 line);
+}
+
+static uint64_t rec_hash(const struct pipe_record *r)
+{
+	const uint8_t *p = (const uint8_t *)r->hdr;
+	uint64_t h = 1469598103934665603u ^ r->stream;
+	size_t i;
+
+	for (i = 0; i < r->hdr->size; i++)
+		h = (h ^ p[i]) * 1099511628211u;
+	return h;
+}
+
+static void read_file(struct mem *src, bool strict, struct result *res)
+{
+	struct cr_opts o = {
+		.src = &mem_source,
+		.src_state = src,
+		.name = "x.dat",
+		.strict = strict,
+		.threads = 1,
+		.codec_open = codec_open,
+		.codec_close = codec_close,
+		.report = on_report,
+		.opaque = res,
+	};
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct creader *r = NULL;
+	struct pipe_batch b;
+	uint64_t last = 0;
+	size_t i;
+	int ret;
+
+	memset(res, 0, sizeof(*res));
+	res->ordered = true;
+	src->next = 0;
+	ret = creader_open(&r, &o, &err);
+	while (ret == 0) {
+		ret = creader_next(r, &b, &err);
+		for (i = 0; ret == 0 && i < b.nr; i++) {
+			if (b.recs[i].time < last)
+				res->ordered = false;
+			last = b.recs[i].time;
+			res->hash += rec_hash(&b.recs[i]);
+			res->nr++;
+		}
+	}
+	res->ret = ret;
+	snprintf(res->msg, sizeof(res->msg), "%s", ret < 0 ? err.msg : "");
+	if (r)
+		creader_stats(r, &res->st);
+	creader_free(r);
+}
+
+static uint64_t gen_hash(const struct gen *g, size_t from, size_t to)
+{
+	uint64_t h = 0;
+	size_t i;
+
+	for (i = from; i < to; i++)
+		h += rec_hash(&g->recs[i]);
+	return h;
+}
+
+/* ---- the block layout, for cuts and damage ---- */
+
+struct layout {
+	uint64_t off[4096];
+	uint64_t end[4096];
+	uint32_t type[4096];
+	uint32_t records[4096];
+	size_t nr;
+};
+
+static void get_layout(const struct mem *f, struct layout *l)
+{
+	uint64_t salt = fmt_get64(f->p + FMT_FH_FILE_ID);
+	uint64_t at = FMT_FILE_HDR_SIZE;
+	struct fmt_block b;
+
+	l->nr = 0;
+	while (at < f->len && l->nr < 4096) {
+		if (fmt_block_decode(&b, f->p + at, f->len - at, salt) < 0)
+			break;
+		l->off[l->nr] = at;
+		l->type[l->nr] = b.type;
+		l->records[l->nr] = b.records;
+		at += fmt_block_len(&b);
+		l->end[l->nr++] = at;
+	}
+}
+
+/* ---- tests ---- */
+
+static void test_round_trip(const struct pipe_plugin *codec, bool stream)
+{
+	struct meta *meta = make_meta();
+	struct mem f = { 0 };
+	struct gen g;
+	struct cw_stats ws;
+	struct result res;
+
+	gen_records(&g, 20000, 1);
+	CHECK(write_file(&f, &g, meta, 4096, codec, true, &ws) == 0);
+	CHECK(ws.records == g.nr);
+	CHECK(ws.samples == g.samples);
+	CHECK(ws.raw_bytes == g.len);
+	CHECK(ws.stored_bytes == f.len);
+	CHECK(ws.blocks > g.len / 4096);
+	f.stream = stream;
+	opens = closes = 0;
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr);
+	CHECK(res.ordered);
+	CHECK(res.hash == gen_hash(&g, 0, g.nr));
+	CHECK(res.reports == 0);
+	CHECK(!res.st.recovered);
+	CHECK(res.st.records == g.nr);
+	CHECK(res.st.samples == g.samples);
+	CHECK(res.st.lost == 5);
+	CHECK(res.st.blocks == ws.blocks);
+	CHECK(res.st.blocks_decoded == ws.blocks);
+	CHECK(res.st.raw_bytes == g.len);
+	CHECK(res.st.t_first == g.recs[0].time);
+	CHECK(res.st.t_last == g.recs[g.nr - 1].time);
+	CHECK(!f.bad_seek);
+	CHECK(opens == (codec ? 1 : 0));
+	CHECK(closes == opens);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
+static void test_meta_and_header(void)
+{
+	struct meta *meta = make_meta();
+	struct mem f = { 0 }, f2 = { 0 };
+	struct gen g;
+	struct cr_opts o = {
+		.src = &mem_source,
+		.name = "x.dat",
+	};
+	struct pipe_err err;
+	struct creader *r;
+
+	gen_records(&g, 10, 2);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+	CHECK(!memcmp(f.p, "\x89PIP\r\n\x1a\n", 8));
+	CHECK(f.len % 8 == 0);
+	o.src_state = &f;
+	CHECK(creader_open(&r, &o, &err) == 0);
+	CHECK_STR(meta_prop(creader_meta(r), "hostname"), "test");
+	CHECK_STR(meta_prop(creader_meta(r), "codec"), "none");
+	CHECK(meta_nr_events(creader_meta(r)) == 1);
+	creader_free(r);
+	/* two files differ in id, hence in salt */
+	CHECK(write_file(&f2, &g, meta, 4096, NULL, true, NULL) == 0);
+	CHECK(memcmp(f.p + 32, f2.p + 32, 16) != 0);
+	gen_free(&g);
+	free(f.p);
+	free(f2.p);
+	meta_free(meta);
+}
+
+static void patch_header(struct mem *f, uint16_t version, uint64_t incompat)
+{
+	fmt_put16(f->p + FMT_FH_VERSION, version);
+	fmt_put64(f->p + FMT_FH_INCOMPAT, incompat);
+	fmt_put64(f->p + FMT_FH_CHECKSUM,
+		  fmt_checksum(f->p, FMT_FH_CHECKSUM, 0));
+}
+
+static void test_bad_files(void)
+{
+	struct meta *meta = make_meta();
+	struct mem f = { 0 }, t = { 0 };
+	struct result res;
+	struct gen g;
+
+	gen_records(&g, 100, 3);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+
+	t.p = (uint8_t *)"hello world, this is not a pipe file at all, no.....";
+	t.len = 52;
+	read_file(&t, false, &res);
+	CHECK(res.ret == -EINVAL);
+	CHECK_STR(res.msg, "cannot read 'x.dat': not a pipe file");
+	t.len = 0;
+	read_file(&t, false, &res);
+	CHECK_STR(res.msg, "cannot read 'x.dat': not a pipe file");
+
+	patch_header(&f, 2, 0);
+	read_file(&f, false, &res);
+	CHECK(res.ret == -EPROTO);
+	CHECK_STR(res.msg,
+		  "cannot read 'x.dat': written by a newer pipe (format version 2)");
+	patch_header(&f, 1, 1);
+	read_file(&f, false, &res);
+	CHECK(res.ret == -EPROTO);
+	patch_header(&f, 1, 0);
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF && res.nr == g.nr);
+
+	/* text-mode damage: \r\n became \n */
+	f.p[4] ^= 0x40;
+	read_file(&f, false, &res);
+	CHECK(res.ret == -EINVAL);
+	CHECK(strstr(res.msg, "damaged file header") != NULL);
+	f.p[4] ^= 0x40;
+	f.p[50] ^= 1;
+	read_file(&f, false, &res);
+	CHECK_STR(res.msg,
+		  "cannot read 'x.dat': damaged file header (checksum mismatch)");
+	f.p[50] ^= 1;
+	/* metadata payload */
+	f.p[FMT_FILE_HDR_SIZE + FMT_BLOCK_HDR_SIZE + 3] ^= 1;
+	read_file(&f, false, &res);
+	CHECK_STR(res.msg,
+		  "cannot read 'x.dat': damaged metadata block (checksum mismatch)");
+	f.p[FMT_FILE_HDR_SIZE + FMT_BLOCK_HDR_SIZE + 3] ^= 1;
+	f.p[FMT_FILE_HDR_SIZE + 10] ^= 1;
+	read_file(&f, false, &res);
+	CHECK_STR(res.msg,
+		  "cannot read 'x.dat': damaged metadata block header");
+	f.p[FMT_FILE_HDR_SIZE + 10] ^= 1;
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF && res.nr == g.nr);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
+/* Splice a block of `type` before the END block. */
+static void splice_block(struct mem *f, uint32_t type, struct mem *out)
+{
+	struct layout *l = malloc(sizeof(*l));
+	uint64_t salt = fmt_get64(f->p + FMT_FH_FILE_ID);
+	struct fmt_block b = { 0 };
+	uint8_t blk[FMT_BLOCK_HDR_SIZE + 8 + 16];
+	uint64_t end_at;
+	struct pipe_err err;
+
+	get_layout(f, l);
+	end_at = l->off[l->nr - 1];
+	CHECK(l->type[l->nr - 1] == FMT_END);
+	b.hdr_size = FMT_BLOCK_HDR_SIZE;
+	b.type = type;
+	b.stored = b.raw = b.coded = 8;
+	b.payload_sum = fmt_checksum("ABCDEFGH", 8, salt);
+	fmt_block_encode(&b, salt, blk);
+	memcpy(blk + FMT_BLOCK_HDR_SIZE, "ABCDEFGH", 8);
+	fmt_put64(blk + FMT_BLOCK_HDR_SIZE + 8, sizeof(blk));
+	fmt_put64(blk + FMT_BLOCK_HDR_SIZE + 16, salt);
+	out->len = 0;
+	mem_write(out, f->p, end_at, &err);
+	mem_write(out, blk, sizeof(blk), &err);
+	mem_write(out, f->p + end_at, f->len - end_at, &err);
+	free(l);
+}
+
+static void test_block_types(void)
+{
+	struct meta *meta = make_meta();
+	struct mem f = { 0 }, t = { 0 };
+	struct result res;
+	struct gen g;
+
+	gen_records(&g, 500, 4);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+	splice_block(&f, 0x80 | 9, &t);
+	read_file(&t, false, &res);
+	CHECK(res.ret == PIPE_EOF && res.nr == g.nr && res.reports == 0);
+	splice_block(&f, 9, &t);
+	read_file(&t, false, &res);
+	CHECK(res.ret == -EPROTO);
+	CHECK(strstr(res.msg, "is from a newer pipe") != NULL);
+	gen_free(&g);
+	free(f.p);
+	free(t.p);
+	meta_free(meta);
+}
+
+/* A cut file reads exactly the blocks complete before the cut. */
+static void test_cuts(bool stream)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct mem f = { 0 }, t = { 0 };
+	struct result res;
+	struct gen g;
+	size_t cut, i, bad = 0, tries = 0;
+
+	gen_records(&g, 3000, 5);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+	get_layout(&f, l);
+	CHECK(l->end[l->nr - 1] == f.len);
+	t.stream = stream;
+	for (cut = 0; cut < f.len; cut += 1 + cut % 397) {
+		size_t want = 0, full = 0;
+
+		t.p = f.p;
+		t.len = cut;
+		for (i = 0; i < l->nr; i++) {
+			if (l->end[i] <= cut && l->type[i] == FMT_DATA)
+				want += l->records[i];
+			if (l->end[i] <= cut)
+				full = l->end[i];
+		}
+		read_file(&t, false, &res);
+		tries++;
+		if (cut < l->end[0]) {
+			/* file header or metadata cut: unreadable */
+			if (res.ret != -EINVAL)
+				bad++;
+			continue;
+		}
+		if (res.ret != PIPE_EOF || res.nr != want || !res.ordered ||
+		    !res.st.recovered ||
+		    res.st.torn_bytes != cut - full ||
+		    (cut != full && res.reports != 1) ||
+		    (cut == full && res.reports != 0) || t.bad_seek) {
+			if (bad++ < 5)
+				printf("cut %zu (%s): ret %d nr %zu want %zu torn %llu full %zu reports %d seek %d rec %d\n",
+				       cut, stream ? "stream" : "file", res.ret, res.nr, want,
+				       (unsigned long long)res.st.torn_bytes,
+				       full, res.reports, t.bad_seek, res.st.recovered);
+		}
+	}
+	CHECK(tries > 200);
+	CHECK(bad == 0);
+	/* the torn tail message */
+	t.len = l->end[3] + 20;
+	read_file(&t, false, &res);
+	CHECK(strstr(res.first_report, "torn tail in 'x.dat' at offset") ==
+	      res.first_report);
+	gen_free(&g);
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
+/* One flipped byte: never a crash; everything outside the hit block read. */
+static void test_flips(const struct pipe_plugin *codec)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct mem f = { 0 };
+	struct result res;
+	struct gen g;
+	size_t pos, i, bad = 0, tries = 0;
+
+	gen_records(&g, 3000, 6);
+	CHECK(write_file(&f, &g, meta, 4096, codec, true, NULL) == 0);
+	get_layout(&f, l);
+	for (pos = 0; pos < f.len; pos += 1 + pos % 131) {
+		size_t hit = l->nr, lo;
+
+		for (i = 0; i < l->nr; i++)
+			if (pos >= l->off[i] && pos < l->end[i])
+				hit = i;
+		f.p[pos] ^= 0x10;
+		read_file(&f, false, &res);
+		f.p[pos] ^= 0x10;
+		tries++;
+		if (hit == l->nr || hit == 0) {
+			if (res.ret != -EINVAL)
+				bad++;
+			continue;
+		}
+		lo = g.nr - (l->type[hit] == FMT_DATA ? l->records[hit] : 0);
+		if (res.ret != PIPE_EOF || res.nr < lo || res.nr > g.nr ||
+		    !res.ordered || (res.reports == 0 && res.nr != g.nr)) {
+			if (bad++ < 5)
+				printf("flip %zu (block %zu type %u): ret %d nr %zu of %zu reports %d %s\n",
+				       pos, hit, l->type[hit], res.ret, res.nr,
+				       g.nr, res.reports, res.msg);
+		}
+		/* a damaged data block is reported */
+		if (l->type[hit] == FMT_DATA && res.nr != g.nr &&
+		    res.reports != 1)
+			bad++;
+	}
+	CHECK(tries > 200);
+	CHECK(bad == 0);
+	gen_free(&g);
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
+static void test_damage_line_and_strict(void)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct mem f = { 0 };
+	struct result res;
+	struct gen g;
+	size_t i, d = 0;
+	char want[256];
+
+	gen_records(&g, 3000, 7);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+	get_layout(&f, l);
+	for (i = 3; i < l->nr; i++) {
+		if (l->type[i] == FMT_DATA) {
+			d = i;
+			break;
+		}
+	}
+	CHECK(d > 0);
+	f.p[l->off[d] + FMT_BLOCK_HDR_SIZE + 20] ^= 1;
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.reports == 1);
+	CHECK(res.nr == g.nr - l->records[d]);
+	CHECK(res.st.blocks_damaged == 1);
+	CHECK(res.st.records_damaged == l->records[d]);
+	snprintf(want, sizeof(want),
+		 "damaged block in 'x.dat' at offset %llu: ",
+		 (unsigned long long)l->off[d]);
+	CHECK(!strncmp(res.first_report, want, strlen(want)));
+	snprintf(want, sizeof(want), " %u records skipped: payload checksum mismatch",
+		 l->records[d]);
+	CHECK(strstr(res.first_report, want) != NULL);
+	CHECK(strstr(res.first_report, ", time ") != NULL);
+	read_file(&f, true, &res);
+	CHECK(res.ret == -EIO);
+	CHECK(!strncmp(res.msg, "damaged block in 'x.dat' at offset", 34));
+	CHECK(res.reports == 0);
+	/* a bad header resyncs on the next block */
+	f.p[l->off[d] + FMT_BLOCK_HDR_SIZE + 20] ^= 1;
+	f.p[l->off[d] + 30] ^= 1;
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.reports == 1);
+	CHECK(res.nr == g.nr - l->records[d]);
+	CHECK(strstr(res.first_report, "bad block header") != NULL);
+	gen_free(&g);
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
+static void test_flush_tick_and_index(void)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct cw_opts o = {
+		.codec_name = "none",
+		.block_size = 65536,
+		.flush_ns = 1000,
+		.write = mem_write,
+	};
+	struct mem f = { 0 };
+	struct pipe_err err;
+	struct cwriter *w;
+	struct pipe_batch b;
+	struct gen g;
+	size_t before, i, nidx = 0;
+
+	o.opaque = &f;
+	gen_records(&g, 40, 8);
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	b.recs = g.recs;
+	b.nr = g.nr;
+	b.flags = 0;
+	CHECK(cwriter_add(w, &b, &err) == 0);
+	before = f.len;
+	CHECK(cwriter_tick(w, 5000, &err) == 0);
+	CHECK(f.len == before);   /* first sight of the pending data */
+	CHECK(cwriter_tick(w, 5500, &err) == 0);
+	CHECK(f.len == before);   /* not quiet long enough */
+	CHECK(cwriter_tick(w, 6000, &err) == 0);
+	CHECK(f.len > before);    /* flushed within flush_ns */
+	CHECK(cwriter_finish(w, &err) == 0);
+	CHECK(cwriter_add(w, &b, &err) == -EINVAL);
+	cwriter_free(w);
+	get_layout(&f, l);
+	CHECK(l->type[0] == FMT_META);
+	CHECK(l->type[l->nr - 1] == FMT_END);
+	CHECK(l->type[l->nr - 2] == FMT_INDEX);
+	for (i = 0; i < l->nr; i++)
+		nidx += l->type[i] == FMT_INDEX;
+	CHECK(nidx == 1);
+	/* the index lists every block before it, META included */
+	{
+		const uint8_t *p = f.p + l->off[l->nr - 2] + FMT_BLOCK_HDR_SIZE;
+
+		CHECK(fmt_get64(p) == 0);
+		CHECK(fmt_get32(p + 8) == l->nr - 2);
+		CHECK(fmt_get32(p + 12) == FMT_INDEX_ENTRY);
+		CHECK(fmt_get64(p + 16) == FMT_FILE_HDR_SIZE);
+	}
+	/* the END points at the index */
+	CHECK(fmt_get64(f.p + l->off[l->nr - 1] + FMT_BLOCK_HDR_SIZE) ==
+	      l->off[l->nr - 2]);
+	CHECK(fmt_get64(f.p + f.len - 16) == l->end[l->nr - 1] -
+	      l->off[l->nr - 1]);
+	gen_free(&g);
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
+static void test_many_indexes(void)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct mem f = { 0 };
+	struct result res;
+	struct gen g;
+	size_t i, nidx = 0;
+	uint64_t prev = 0;
+
+	/* ~3 s of record time: an index at least every 2 s */
+	gen_records(&g, 3000, 9);
+	for (i = 0; i < g.nr; i++)
+		g.recs[i].time = 1000000000 + i * 1000000ull;
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+	get_layout(&f, l);
+	for (i = 0; i < l->nr; i++) {
+		if (l->type[i] != FMT_INDEX)
+			continue;
+		nidx++;
+		CHECK(fmt_get64(f.p + l->off[i] + FMT_BLOCK_HDR_SIZE) == prev);
+		prev = l->off[i];
+	}
+	CHECK(nidx >= 2);
+	read_file(&f, false, &res);
+	CHECK(res.nr == g.nr);
+	gen_free(&g);
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
+static void test_writer_errors(void)
+{
+	struct meta *meta = make_meta();
+	struct mem f = { 0 };
+	struct gen g;
+
+	gen_records(&g, 2000, 10);
+	CHECK(write_file(&f, &g, meta, 1000, NULL, true, NULL) == -EINVAL);
+	CHECK(write_file(&f, &g, meta, 8u << 20, NULL, true, NULL) == -EINVAL);
+	f.len = 0;
+	f.fail_write = 5;
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == -ENOSPC);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
+int main(void)
+{
+	test_meta_and_header();
+	test_round_trip(NULL, false);
+	test_round_trip(NULL, true);
+	test_round_trip(&xor_codec, false);
+	test_round_trip(&xor_codec, true);
+	use_transform = true;
+	test_round_trip(NULL, false);
+	test_round_trip(&xor_codec, true);
+	test_flips(&xor_codec);
+	use_transform = false;
+	test_bad_files();
+	test_block_types();
+	test_flush_tick_and_index();
+	test_many_indexes();
+	test_damage_line_and_strict();
+	test_writer_errors();
+	test_cuts(false);
+	test_cuts(true);
+	test_flips(NULL);
+	test_flips(&xor_codec);
+	return test_result();
+}
