@@ -76,6 +76,8 @@ struct pipeline {
 	/* counts for the live summary */
 	uint64_t samples, lost, throttled, records;
 	struct timespec t0;
+	uint64_t next_status;       /* monotonic ns of the next status line */
+	bool status_shown;          /* a status line is on the terminal */
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -229,6 +231,63 @@ static int take_batch(struct pipeline *pl, const struct pipe_batch *b,
 	if (merge_bytes(pl->merge) > MERGE_BYTES_MAX)
 		return release(pl, pl->round_max, err);
 	return 0;
+}
+
+/* ---- the status line (terminals only) --------------------------------- */
+
+static uint64_t since_start(const struct pipeline *pl)
+{
+	return now_ns(CLOCK_MONOTONIC) - ((uint64_t)pl->t0.tv_sec * 1000000000u +
+					  (uint64_t)pl->t0.tv_nsec);
+}
+
+/* One line, redrawn at most once a second, after the first second. */
+static void status_update(struct pipeline *pl)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), el;
+	double secs;
+
+	if (!pl->hr.tty || pl->hr.quiet || now < pl->next_status)
+		return;
+	if (!pl->next_status) {
+		pl->next_status = now + 1000000000u;
+		return;
+	}
+	pl->next_status = now + 1000000000u;
+	el = since_start(pl);
+	secs = (double)el / 1e9;
+	if (pl->reader) {
+		struct cr_stats st;
+		uint64_t size = 0;
+
+		creader_stats(pl->reader, &st);
+		pl->src->p->byte_size(pl->src->state, &size);
+		fprintf(stderr, "\r\033[Kpipe: reading %.1f MB", (double)st.file_bytes / 1e6);
+		if (size)
+			fprintf(stderr, " of %.1f MB (%.0f%%)", (double)size / 1e6,
+				100.0 * (double)st.file_bytes / (double)size);
+		fprintf(stderr, ", %.1f MB/s", (double)st.file_bytes / 1e6 / secs);
+	} else {
+		struct cw_stats ws = { 0 };
+
+		if (pl->writer)
+			cwriter_stats(pl->writer, &ws);
+		fprintf(stderr, "\r\033[Kpipe: %.0f s, %llu samples, %.2f MB",
+			secs, (unsigned long long)pl->samples,
+			(double)ws.stored_bytes / 1e6);
+		if (ws.stored_bytes)
+			fprintf(stderr, ", %.1fx", (double)ws.raw_bytes /
+					      (double)ws.stored_bytes);
+		fprintf(stderr, ", %llu lost", (unsigned long long)pl->lost);
+	}
+	pl->status_shown = true;
+}
+
+static void status_clear(struct pipeline *pl)
+{
+	if (pl->status_shown)
+		fputs("\r\033[K", stderr);
+	pl->status_shown = false;
 }
 
 /* ---- byte sinks and the writer ---------------------------------------- */
@@ -450,6 +509,7 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 		if (signo)
 			return stop_source(pl, signo, err);
 	}
+	status_update(pl);
 	if (pl->writer)
 		return cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC), err);
 	return 0;
@@ -479,6 +539,7 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 		ret = take_batch(pl, &b, err);
 		if (ret < 0)
 			return ret;
+		status_update(pl);
 		if (signal_take(pl)) {
 			ret = stop_source(pl, SIGINT, err);
 			if (ret < 0)
@@ -502,6 +563,7 @@ static int loop_bytes(struct pipeline *pl, struct pipe_err *err)
 		ret = deliver(pl, &b, err);
 		if (ret < 0)
 			return ret;
+		status_update(pl);
 		if (signal_take(pl))
 			return 0; /* finish what was read, cleanly */
 	}
@@ -590,9 +652,7 @@ static int finish_sinks(struct pipeline *pl, struct pipe_err *err)
 
 static void print_summary(struct pipeline *pl)
 {
-	double secs = (double)(now_ns(CLOCK_MONOTONIC) -
-			       ((uint64_t)pl->t0.tv_sec * 1000000000u +
-				(uint64_t)pl->t0.tv_nsec)) / 1e9;
+	double secs = (double)since_start(pl) / 1e9;
 	uint32_t cpus = pl->hr.meta ? meta_view(pl->hr.meta)->nr_streams : 1;
 	struct cw_stats ws = { 0 };
 
@@ -716,9 +776,11 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		/* keep what was written: close the outputs cleanly anyway */
 		struct pipe_err e2;
 
+		status_clear(&pl);
 		finish_sinks(&pl, &e2);
 		goto out;
 	}
+	status_clear(&pl);
 	ret = finish_sinks(&pl, err);
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
 		print_summary(&pl);
@@ -836,6 +898,8 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 
 	memset(res, 0, sizeof(*res));
 	pl.hr.command_status = -1;
+	pl.hr.tty = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &pl.t0);
 	spec = file_spec(path);
 	if (!spec)
 		return -ENOMEM;
@@ -868,7 +932,9 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 			else
 				last_time = b.recs[i].time;
 		}
+		status_update(&pl);
 	}
+	status_clear(&pl);
 	creader_stats(pl.reader, &res->st);
 	snprintf(res->digest, sizeof(res->digest), "%016llx",
 		 (unsigned long long)digest_final(&d));
