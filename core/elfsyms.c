@@ -10,6 +10,8 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
@@ -210,29 +212,79 @@ static bool keep_sym(const struct scan *sc, unsigned char info,
 	       sc->exec[shndx];
 }
 
-static int load_table(Elf *elf, const struct scan *sc, Elf_Scn *scn,
-		      const char *path, struct symtab **syms,
+/*
+ * Map the string table section itself, so the symbol table can keep its
+ * names without copying them (see symtab_builder_adopt).  NULL when the
+ * section is compressed, out of the file or not NUL-terminated.
+ */
+static void *map_strings(int fd, Elf_Scn *strscn, size_t *map_len,
+			 const char **strs, size_t *len)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	GElf_Shdr sh;
+	struct stat st;
+	uint64_t base;
+	size_t delta;
+	void *m;
+
+	if (!gelf_getshdr(strscn, &sh) || sh.sh_type != SHT_STRTAB ||
+	    (sh.sh_flags & SHF_COMPRESSED) || sh.sh_size == 0 || page <= 0 ||
+	    fstat(fd, &st) != 0 || sh.sh_offset > (uint64_t)st.st_size ||
+	    sh.sh_size > (uint64_t)st.st_size - sh.sh_offset)
+		return NULL;
+	base = sh.sh_offset & ~((uint64_t)page - 1);
+	delta = (size_t)(sh.sh_offset - base);
+	m = mmap(NULL, delta + sh.sh_size, PROT_READ, MAP_PRIVATE, fd,
+		 (off_t)base);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (((const char *)m)[delta + sh.sh_size - 1] != '\0') {
+		munmap(m, delta + sh.sh_size);
+		return NULL;
+	}
+	*map_len = delta + sh.sh_size;
+	*strs = (const char *)m + delta;
+	*len = sh.sh_size;
+	return m;
+}
+
+static int load_table(Elf *elf, int fd, const struct scan *sc,
+		      Elf_Scn *scn, const char *path, struct symtab **syms,
 		      struct pipe_err *err)
 {
 	struct symtab_builder *b = NULL;
 	GElf_Shdr sh;
 	Elf_Data *d, *strd;
 	Elf_Scn *strscn;
-	size_t n, i;
+	const char *strs;
+	size_t n, i, len, map_len = 0;
+	void *map = NULL;
 	int ret;
 
 	if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 		return 0;
 	strscn = elf_getscn(elf, sh.sh_link);
 	d = elf_getdata(scn, NULL);
-	strd = strscn ? elf_getdata(strscn, NULL) : NULL;
-	if (!d || !strd || !d->d_buf || !strd->d_buf)
+	if (!d || !d->d_buf || !strscn)
 		return 0;
+	map = map_strings(fd, strscn, &map_len, &strs, &len);
+	if (!map) {
+		strd = elf_getdata(strscn, NULL);
+		if (!strd || !strd->d_buf)
+			return 0;
+		strs = strd->d_buf;
+		len = strd->d_size;
+	}
 	n = d->d_size / (gelf_getclass(elf) == ELFCLASS64 ?
 				 sizeof(Elf64_Sym) : sizeof(Elf32_Sym));
-	ret = symtab_builder_new(&b, strd->d_buf, strd->d_size, n / 2, err);
-	if (ret < 0)
+	ret = symtab_builder_new(&b, strs, len, n / 2, err);
+	if (ret < 0) {
+		if (map)
+			munmap(map, map_len);
 		return ret;
+	}
+	if (map)
+		symtab_builder_adopt(b, map, map_len);
 	if (gelf_getclass(elf) == ELFCLASS64 && d->d_type == ELF_T_SYM) {
 		/* libelf already translated to host layout: walk directly */
 		const Elf64_Sym *s = d->d_buf;
@@ -304,7 +356,7 @@ int elfsyms_read(const char *path, enum elfsyms_which which,
 	if (!table && (which == ELFSYMS_ANY || which == ELFSYMS_DYNSYM))
 		table = sc.dynsym;
 	if (table && syms)
-		ret = load_table(elf, &sc, table, path, syms, err);
+		ret = load_table(elf, fd, &sc, table, path, syms, err);
 out:
 	free(sc.exec);
 	elf_end(elf);

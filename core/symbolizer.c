@@ -192,7 +192,7 @@ static struct dso *dso_get(struct symbolizer *s, const char *name,
 
 	for (d = s->dsos[h]; d; d = d->next)
 		if (d->build_id_len == id_len &&
-		    memcmp(d->build_id, id, id_len) == 0 &&
+		    (id_len == 0 || memcmp(d->build_id, id, id_len) == 0) &&
 		    strcmp(d->name, name) == 0)
 			return d;
 	d = calloc(1, sizeof(*d));
@@ -210,7 +210,8 @@ static struct dso *dso_get(struct symbolizer *s, const char *name,
 	}
 	slash = strrchr(d->path, '/');
 	d->short_name = d->name + (slash ? slash - d->path + 1 : 0);
-	memcpy(d->build_id, id, id_len);
+	if (id_len)
+		memcpy(d->build_id, id, id_len);
 	d->build_id_len = id_len;
 	d->kind = kind_of(name);
 	d->next = s->dsos[h];

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <libiberty/demangle.h>
 
@@ -16,16 +17,25 @@
 /* Size given to the last symbol when its size is unknown (as perf does). */
 #define SYMTAB_TAIL_SIZE 4096
 
+/* 16 bytes: the sort moves these around */
 struct symtab_raw {
 	uint64_t start; /* address in the table's space */
-	uint64_t size;  /* bytes, 0: unknown */
 	uint32_t name;  /* offset into the builder's strings */
-	uint32_t bind;  /* enum symtab_bind */
+	uint32_t size;  /* bytes (clamped to RAW_SIZE_MAX), 0: unknown */
 };
+
+/* The top two bits of a raw size hold the binding. */
+#define RAW_SIZE_MAX ((UINT32_C(1) << 30) - 1)
+#define RAW_SIZE(r) ((r)->size & RAW_SIZE_MAX)
+#define RAW_BIND(r) ((r)->size >> 30)
+/* Runs shorter than this are extended by insertion sort first. */
+#define MIN_RUN 16
 
 struct symtab_builder {
 	const char *strs;        /* borrowed names */
 	size_t len;              /* bytes in strs */
+	void *map;               /* strs lie in this mapping, adopted */
+	size_t map_len;          /* its length */
 	struct symtab_raw *raw;  /* collected entries */
 	size_t nr;               /* used entries */
 	size_t cap;              /* allocated entries */
@@ -41,6 +51,8 @@ struct symtab {
 	struct symtab_ent *ents; /* sorted by start, unique starts */
 	uint32_t nr;             /* entries */
 	char *pool;              /* NUL-terminated names */
+	void *map;               /* mapping holding pool, or NULL */
+	size_t map_len;          /* its length */
 	const char **shown;      /* lazy: demangled name per entry, or NULL */
 };
 
@@ -72,6 +84,8 @@ void symtab_builder_free(struct symtab_builder *b)
 {
 	if (!b)
 		return;
+	if (b->map)
+		munmap(b->map, b->map_len);
 	free(b->raw);
 	free(b);
 }
@@ -95,11 +109,13 @@ int symtab_builder_add(struct symtab_builder *b, uint64_t start,
 		b->raw = n;
 		b->cap = cap;
 	}
+	if (name >= b->len)
+		return 0; /* no name: nothing to show */
 	r = &b->raw[b->nr++];
 	r->start = start;
-	r->size = size;
 	r->name = name;
-	r->bind = bind;
+	r->size = (size > RAW_SIZE_MAX ? RAW_SIZE_MAX : (uint32_t)size) |
+		  ((uint32_t)bind << 30);
 	return 0;
 }
 
@@ -120,21 +136,40 @@ static void merge_runs(const struct symtab_raw *a, struct symtab_raw *dst,
 	memcpy(&dst[k], &a[j], (hi - j) * sizeof(*a));
 }
 
+/* Stable insertion of a[i] into the sorted a[lo..i). */
+static void insert_one(struct symtab_raw *a, size_t lo, size_t i)
+{
+	struct symtab_raw x = a[i];
+	size_t j = i;
+
+	while (j > lo && a[j - 1].start > x.start) {
+		a[j] = a[j - 1];
+		j--;
+	}
+	a[j] = x;
+}
+
 /*
- * Natural-run merge sort: find the ascending runs, then merge neighbours
- * pass by pass.  Returns the sorted array (a or tmp).  `runs` holds the
- * run starts and has room for n + 1 entries.
+ * Natural-run merge sort: find the ascending runs (short ones extended to
+ * MIN_RUN by insertion, as timsort does, for hash-ordered .dynsym), then
+ * merge neighbours pass by pass.  Returns the sorted array (a or tmp).
+ * `runs` holds the run starts and has room for n + 1 entries.
  */
 static struct symtab_raw *sort_raw(struct symtab_raw *a,
 				   struct symtab_raw *tmp, size_t *runs,
 				   size_t n)
 {
-	size_t nr_runs = 0, i;
+	size_t nr_runs = 0, i = 0;
 
-	runs[nr_runs++] = 0;
-	for (i = 1; i < n; i++)
-		if (a[i].start < a[i - 1].start)
-			runs[nr_runs++] = i;
+	while (i < n) {
+		size_t lo = i, want = lo + MIN_RUN < n ? lo + MIN_RUN : n;
+
+		runs[nr_runs++] = lo;
+		for (i = lo + 1; i < n && a[i].start >= a[i - 1].start; i++)
+			;
+		for (; i < want; i++)
+			insert_one(a, lo, i);
+	}
 	runs[nr_runs] = n;
 	while (nr_runs > 1) {
 		size_t out = 0, r;
@@ -195,10 +230,10 @@ static bool raw_better(const struct symtab_builder *b,
 {
 	size_t lx, ly, ux, uy;
 
-	if ((x->size != 0) != (y->size != 0))
-		return x->size != 0;
-	if (x->bind != y->bind)
-		return x->bind > y->bind;
+	if ((RAW_SIZE(x) != 0) != (RAW_SIZE(y) != 0))
+		return RAW_SIZE(x) != 0;
+	if (RAW_BIND(x) != RAW_BIND(y))
+		return RAW_BIND(x) > RAW_BIND(y);
 	lx = raw_name_len(b, x);
 	ly = raw_name_len(b, y);
 	ux = underscores(raw_name(b, x), lx);
@@ -225,13 +260,45 @@ static size_t dedup_raw(const struct symtab_builder *b, struct symtab_raw *a,
 	return out;
 }
 
+void symtab_builder_adopt(struct symtab_builder *b, void *map,
+			  size_t map_len)
+{
+	b->map = map;
+	b->map_len = map_len;
+}
+
+/* Copy the kept names into a fresh pool, renumbering name offsets. */
+static int copy_names(const struct symtab_builder *b,
+		      struct symtab_raw *sorted, size_t n, struct symtab *t,
+		      struct pipe_err *err)
+{
+	size_t i, pool_len = 0, off = 0;
+
+	for (i = 0; i < n; i++)
+		pool_len += raw_name_len(b, &sorted[i]) + 1;
+	if (pool_len > UINT32_MAX)
+		return pipe_err_set(err, -E2BIG, "symbol names too large");
+	t->pool = malloc(pool_len ? pool_len : 1);
+	if (!t->pool)
+		return pipe_err_set(err, -ENOMEM, "cannot allocate symbols");
+	for (i = 0; i < n; i++) {
+		size_t len = raw_name_len(b, &sorted[i]);
+
+		memcpy(t->pool + off, raw_name(b, &sorted[i]), len);
+		t->pool[off + len] = '\0';
+		sorted[i].name = (uint32_t)off;
+		off += len + 1;
+	}
+	return 0;
+}
+
 int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
 			  struct pipe_err *err)
 {
 	struct symtab_raw *tmp = NULL, *sorted;
 	size_t *runs = NULL;
 	struct symtab *t = NULL;
-	size_t n = b->nr, i, pool_len = 0, off = 0;
+	size_t n = b->nr, i;
 	int ret = -ENOMEM;
 
 	t = calloc(1, sizeof(*t));
@@ -243,20 +310,23 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
 		goto out;
 	sorted = n ? sort_raw(b->raw, tmp, runs, n) : b->raw;
 	n = dedup_raw(b, sorted, n);
-	for (i = 0; i < n; i++)
-		pool_len += raw_name_len(b, &sorted[i]) + 1;
-	if (pool_len > UINT32_MAX) {
-		ret = pipe_err_set(err, -E2BIG, "symbol names too large");
-		goto out;
-	}
 	t->ents = malloc((n ? n : 1) * sizeof(*t->ents));
-	t->pool = malloc(pool_len ? pool_len : 1);
-	if (!t->ents || !t->pool)
+	if (!t->ents)
 		goto out;
+	if (b->map) {
+		/* names stay in the adopted mapping, touched only when shown */
+		t->pool = (char *)b->strs;
+		t->map = b->map;
+		t->map_len = b->map_len;
+		b->map = NULL;
+	} else {
+		ret = copy_names(b, sorted, n, t, err);
+		if (ret < 0)
+			goto out;
+	}
 	for (i = 0; i < n; i++) {
 		const struct symtab_raw *r = &sorted[i];
-		size_t len = raw_name_len(b, r);
-		uint64_t size = r->size;
+		uint64_t size = RAW_SIZE(r);
 
 		if (size == 0)
 			size = i + 1 < n ? sorted[i + 1].start - r->start
@@ -264,10 +334,7 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
 		t->ents[i].start = r->start;
 		t->ents[i].size = size > UINT32_MAX ? UINT32_MAX
 						    : (uint32_t)size;
-		t->ents[i].name = (uint32_t)off;
-		memcpy(t->pool + off, raw_name(b, r), len);
-		t->pool[off + len] = '\0';
-		off += len + 1;
+		t->ents[i].name = r->name;
 	}
 	t->nr = (uint32_t)n;
 	*out = t;
@@ -295,7 +362,10 @@ void symtab_free(struct symtab *t)
 		free(t->shown);
 	}
 	free(t->ents);
-	free(t->pool);
+	if (t->map)
+		munmap(t->map, t->map_len);
+	else
+		free(t->pool);
 	free(t);
 }
 

@@ -33,6 +33,13 @@ enum symtab_bind {
 int symtab_builder_new(struct symtab_builder **out, const char *strs,
 		       size_t len, size_t hint, struct pipe_err *err);
 void symtab_builder_free(struct symtab_builder *b);
+/*
+ * The strings lie in `map` (from mmap, map_len bytes) and end with a NUL:
+ * the builder takes the mapping and the table keeps it instead of copying
+ * names, which are then touched only when shown (munmap'd at the end).
+ */
+void symtab_builder_adopt(struct symtab_builder *b, void *map,
+			  size_t map_len);
 /* Add one symbol; size 0 means "up to the next symbol".  Returns 0 or
  * -ENOMEM / -E2BIG (over SYMTAB_MAX_ENTRIES). */
 int symtab_builder_add(struct symtab_builder *b, uint64_t start,
