@@ -377,7 +377,8 @@ static int encode_sample(struct transform *t, uint32_t ev,
 	if (!ret && st & PERF_SAMPLE_CALLCHAIN) {
 		ret = tbuf_varint(&c[COL_NR], s->nr);
 		for (i = 0; !ret && i < s->nr; i++)
-			ret = tbuf_u64(&c[COL_CHAIN], get_u64(s->chain + 8 * i));
+			ret = tbuf_u64(&c[COL_CHAIN],
+				       get_u64(s->chain + 8 * i));
 	}
 	return ret;
 }
@@ -606,7 +607,7 @@ static int decode_fields(struct tdec *d, uint64_t st, struct tsample *s,
 	}
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		if (tcol_varint(&c[COL_NR], &s->nr) < 0)
-			return dec_fail(d, "callchain length column ends early");
+			return dec_fail(d, "callchain nr column ends early");
 		if (s->nr > TRANSFORM_CHAIN_MAX)
 			return dec_fail(d, "callchain too long");
 		if ((c[COL_CHAIN].len - c[COL_CHAIN].pos) / 8 < s->nr)
@@ -637,7 +638,7 @@ static int decode_sample(struct tdec *d, uint64_t kind)
 	a = meta_attr(d->meta, (uint32_t)(kind - 1));
 	st = a->sample_type;
 	if (st & ~(uint64_t)TRANSFORM_SAMPLE_BITS)
-		return dec_fail(d, "sample of an event with unsupported fields");
+		return dec_fail(d, "sample of an event it cannot split");
 	memset(&s, 0, sizeof(s));
 	ret = decode_fields(d, st, &s, &drop);
 	if (ret < 0)

@@ -67,7 +67,7 @@ static const char *xz_why(lzma_ret ret)
 
 static int xz_fail(struct xz_state *s, const char *what, lzma_ret ret)
 {
-	s->host->error(s->ctx, "%s failed 'lzma': %s", what, xz_why(ret));
+	s->host->error(s->ctx, "cannot %s 'lzma': %s", what, xz_why(ret));
 	return ret == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
 }
 
@@ -148,7 +148,7 @@ static int xz_compress(void *state, uint32_t dict_id, const void *src,
 	filters[1].options = NULL;
 	ret = lzma_raw_encoder(&s->enc, filters);
 	if (ret != LZMA_OK)
-		return xz_fail(s, "compressing", ret);
+		return xz_fail(s, "compress with", ret);
 	s->enc.next_in = src;
 	s->enc.avail_in = len;
 	s->enc.next_out = dst;
@@ -159,11 +159,11 @@ static int xz_compress(void *state, uint32_t dict_id, const void *src,
 	if (ret != LZMA_STREAM_END) {
 		if (ret == LZMA_OK || ret == LZMA_BUF_ERROR) {
 			s->host->error(s->ctx,
-				       "compressing failed 'lzma': output does not fit in %zu bytes",
+				       "cannot compress with 'lzma': output does not fit in %zu bytes",
 				       cap);
 			return -ENOBUFS;
 		}
-		return xz_fail(s, "compressing", ret);
+		return xz_fail(s, "compress with", ret);
 	}
 	*out_len = (size_t)s->enc.total_out;
 	return 0;
@@ -194,7 +194,7 @@ static int xz_decompress(void *state, uint32_t dict_id, const void *src,
 	filters[1].options = NULL;
 	ret = lzma_raw_decoder(&s->dec, filters);
 	if (ret != LZMA_OK)
-		return xz_fail(s, "decompressing", ret);
+		return xz_fail(s, "decompress with", ret);
 	s->dec.next_in = src;
 	s->dec.avail_in = len;
 	s->dec.next_out = raw_len ? dst : &none;
@@ -210,7 +210,7 @@ static int xz_decompress(void *state, uint32_t dict_id, const void *src,
 		return -EINVAL;
 	}
 	if (ret != LZMA_STREAM_END)
-		return xz_fail(s, "decompressing", ret);
+		return xz_fail(s, "decompress with", ret);
 	if (s->dec.total_out != raw_len) {
 		s->host->error(s->ctx,
 			       "cannot decompress with 'lzma': got %llu bytes, block header says %zu",

@@ -65,7 +65,7 @@ static const char *zlib_why(const z_stream *z, int ret)
 static int zlib_fail(struct zlib_state *s, const char *what,
 		     const z_stream *z, int ret)
 {
-	s->host->error(s->ctx, "%s failed 'zlib': %s", what, zlib_why(z, ret));
+	s->host->error(s->ctx, "cannot %s 'zlib': %s", what, zlib_why(z, ret));
 	return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
 }
 
@@ -86,13 +86,13 @@ static int zlib_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	ret = deflateInit2(&s->def, s->level, Z_DEFLATED, 15, 8,
 			   Z_DEFAULT_STRATEGY);
 	if (ret != Z_OK) {
-		ret = zlib_fail(s, "opening", &s->def, ret);
+		ret = zlib_fail(s, "open", &s->def, ret);
 		goto out_free;
 	}
 	s->def_ready = 1;
 	ret = inflateInit2(&s->inf, 15);
 	if (ret != Z_OK) {
-		ret = zlib_fail(s, "opening", &s->inf, ret);
+		ret = zlib_fail(s, "open", &s->inf, ret);
 		goto out_free;
 	}
 	s->inf_ready = 1;
@@ -138,7 +138,7 @@ static int zlib_compress(void *state, uint32_t dict_id, const void *src,
 		cap = UINT_MAX;
 	ret = deflateReset(&s->def);
 	if (ret != Z_OK)
-		return zlib_fail(s, "compressing", &s->def, ret);
+		return zlib_fail(s, "compress with", &s->def, ret);
 	s->def.next_in = (Bytef *)src; /* zlib's API is not const */
 	s->def.avail_in = (uInt)len;
 	s->def.next_out = dst;
@@ -147,11 +147,11 @@ static int zlib_compress(void *state, uint32_t dict_id, const void *src,
 	if (ret != Z_STREAM_END) {
 		if (ret == Z_OK || ret == Z_BUF_ERROR) {
 			s->host->error(s->ctx,
-				       "compressing failed 'zlib': output does not fit in %zu bytes",
+				       "cannot compress with 'zlib': output does not fit in %zu bytes",
 				       cap);
 			return -ENOBUFS;
 		}
-		return zlib_fail(s, "compressing", &s->def, ret);
+		return zlib_fail(s, "compress with", &s->def, ret);
 	}
 	*out_len = s->def.total_out;
 	return 0;
@@ -173,7 +173,7 @@ static int zlib_decompress(void *state, uint32_t dict_id, const void *src,
 	}
 	ret = inflateReset(&s->inf);
 	if (ret != Z_OK)
-		return zlib_fail(s, "decompressing", &s->inf, ret);
+		return zlib_fail(s, "decompress with", &s->inf, ret);
 	s->inf.next_in = (Bytef *)src; /* zlib's API is not const */
 	s->inf.avail_in = (uInt)len;
 	s->inf.next_out = raw_len ? dst : &none;
@@ -186,7 +186,7 @@ static int zlib_decompress(void *state, uint32_t dict_id, const void *src,
 				       raw_len);
 			return -EINVAL;
 		}
-		return zlib_fail(s, "decompressing", &s->inf, ret);
+		return zlib_fail(s, "decompress with", &s->inf, ret);
 	}
 	if (s->inf.total_out != raw_len) {
 		s->host->error(s->ctx,

@@ -80,7 +80,7 @@ static void zstd_close(void *state)
  * ran out of memory, else -EINVAL. */
 static int zstd_fail(struct zstd_state *s, const char *what, size_t code)
 {
-	s->host->error(s->ctx, "%s failed 'zstd': %s", what,
+	s->host->error(s->ctx, "cannot %s 'zstd': %s", what,
 		       ZSTD_getErrorName(code));
 	if (ZSTD_getErrorCode(code) == ZSTD_error_memory_allocation)
 		return -ENOMEM;
@@ -115,7 +115,7 @@ static int zstd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	if (!ZSTD_isError(r))
 		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_contentSizeFlag, 1);
 	if (ZSTD_isError(r)) {
-		ret = zstd_fail(s, "setting level", r);
+		ret = zstd_fail(s, "set the level of", r);
 		goto out_free;
 	}
 	*state = s;
@@ -165,10 +165,10 @@ static int zstd_compress(void *state, uint32_t dict_id, const void *src,
 	if (!ZSTD_isError(r))
 		r = ZSTD_CCtx_refCDict(s->cctx, cdict);
 	if (ZSTD_isError(r))
-		return zstd_fail(s, "selecting dictionary", r);
+		return zstd_fail(s, "select a dictionary in", r);
 	r = ZSTD_compress2(s->cctx, dst, cap, len ? src : zstd_empty, len);
 	if (ZSTD_isError(r))
-		return zstd_fail(s, "compressing", r);
+		return zstd_fail(s, "compress with", r);
 	*out_len = r;
 	return 0;
 }
@@ -245,7 +245,7 @@ static int zstd_decompress(void *state, uint32_t dict_id, const void *src,
 	else
 		r = ZSTD_decompressDCtx(s->dctx, out, raw_len, src, len);
 	if (ZSTD_isError(r))
-		return zstd_fail(s, "decompressing", r);
+		return zstd_fail(s, "decompress with", r);
 	if (r != raw_len) {
 		s->host->error(s->ctx,
 			       "cannot decompress with 'zstd': got %zu bytes, block header says %zu",

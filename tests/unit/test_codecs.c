@@ -355,11 +355,21 @@ out:
 	free(d);
 }
 
+/* The level the l-th pass of test_sizes runs at (last: the default). */
+static int level_of(const struct codec_case *cc, struct inst *in, int l)
+{
+	if (!cc->nr_levels)
+		return 0;
+	if (l < cc->nr_levels)
+		return cc->levels[l];
+	return (int)fake_arg_int(&in->ctx, "level");
+}
+
 static void test_sizes(const struct codec_case *cc,
 		       const struct pipe_plugin *p)
 {
 	static const size_t small[] = { 0, 1, 7, 4096, 65536 };
-	size_t big = 4u << 20, stored, i;
+	size_t big = 4u << 20, stored, i, sizes[8] = { 0 };
 	uint8_t *buf = malloc(big);
 	struct inst in;
 	int l;
@@ -377,10 +387,12 @@ static void test_sizes(const struct codec_case *cc,
 			round_trip(&in, 0, buf, small[i], NULL);
 			fill_perf(buf, small[i]);
 			round_trip(&in, 0, buf, small[i], &stored);
-			if (small[i] == 65536)
-				printf("  %s level %s%d: 64 KiB of samples -> %zu bytes\n",
-				       cc->name, dflt ? "default " : "",
-				       dflt ? 0 : cc->levels[l], stored);
+			if (small[i] == 65536) {
+				printf("  %s level %d: 64 KiB of samples"
+				       " -> %zu bytes\n", cc->name,
+				       level_of(cc, &in, l), stored);
+				sizes[l] = stored;
+			}
 		}
 		if (dflt) {
 			fill_perf(buf, big);
@@ -393,6 +405,9 @@ static void test_sizes(const struct codec_case *cc,
 		}
 		inst_close(&in);
 	}
+	/* the level parameter is read: the fastest level is the largest */
+	if (cc->nr_levels)
+		CHECK(sizes[0] > sizes[cc->nr_levels - 1]);
 	if (strcmp(cc->name, "lzma") == 0) {
 		CHECK(inst_open(&in, p, "level", 9, "extreme", 1) == 0);
 		fill_perf(buf, 65536);
