@@ -4,7 +4,8 @@
  * Distributions (documented in docs/synth.md): per-CPU sample times step
  * by 1e9/freq ns +-10% uniform jitter; the pid of a sample is drawn with
  * weight 1/(rank+1); callchain depth is uniform in [1, depth]; frames are
- * drawn from a per-process pool of 64 functions with weight 1/(rank+1);
+ * drawn from a per-process pool of 64 functions with weight 1/(rank+1)
+ * (through a 4096-entry table);
  * `kernel` percent of samples start in the kernel.  With binary=PATH the
  * samples of one process land in that real binary's functions in the
  * proportions of split=FUNC:WEIGHT+..., each called from main, so
@@ -58,6 +59,7 @@ struct synth {
 	uint64_t *next_time;          /* per CPU */
 	double *pid_cdf;              /* cumulative pid weights */
 	double func_cdf[SYNTH_FUNCS]; /* cumulative function weights */
+	uint8_t func_pick[4096];      /* the same weights as a lookup table */
 	bool sideband_done;
 	const char *binary;           /* binary mode: the ELF file */
 	uint64_t bin_start, bin_len, bin_pgoff; /* its executable map */
@@ -308,6 +310,9 @@ static int synth_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	}
 	make_cdf(s->pid_cdf, s->nr_pids);
 	make_cdf(s->func_cdf, SYNTH_FUNCS);
+	for (i = 0; i < 4096; i++)
+		s->func_pick[i] = (uint8_t)pick(s->func_cdf, SYNTH_FUNCS,
+						(i + 0.5) / 4096.0);
 	s->binary = host->arg_str(ctx, "binary");
 	if (s->binary) {
 		int ret = load_binary(s);
@@ -505,13 +510,15 @@ static size_t make_sideband(struct synth *s)
 
 static uint64_t func_addr(struct synth *s, uint32_t pid, bool kernel)
 {
-	uint32_t f = pick(s->func_cdf, SYNTH_FUNCS, rnd01(s));
-	uint64_t base;
+	uint64_t r = rnd(s), base;
+	uint32_t f = s->func_pick[r & 4095];
 
+	/* one random draw: 12 bits pick the function, 8 the offset */
 	if (kernel)
-		return SYNTH_KERNEL_BASE + f * 0x400 + rnd(s) % 0x100;
+		return SYNTH_KERNEL_BASE + f * 0x400 + ((r >> 12) & 0xff);
 	base = (f & 1) ? SYNTH_LIB_BASE : SYNTH_EXE_BASE;
-	return base + ((f * 2654435761u + pid) % 4096) * 0x80 + rnd(s) % 0x40;
+	return base + ((f * 2654435761u + pid) % 4096) * 0x80 +
+	       ((r >> 12) & 0x3f);
 }
 
 static void add_sample(struct synth *s, uint32_t cpu, size_t *nr)
