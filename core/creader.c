@@ -169,6 +169,33 @@ static int cr_fetch(struct creader *r, uint64_t off, size_t n,
 	return 0;
 }
 
+/*
+ * Read and check the block header at off: 0 with *b filled, 1 when the
+ * header is bad, 2 when fewer than FMT_BLOCK_HDR_SIZE bytes are left.
+ */
+static int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
+			struct pipe_err *err)
+{
+	const uint8_t *p;
+	uint32_t size;
+	size_t got;
+	int ret;
+
+	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
+	if (ret < 0)
+		return ret;
+	if (got < FMT_BLOCK_HDR_SIZE)
+		return got == 0 ? 3 : 2;
+	size = fmt_get16(p + FMT_BH_HDR_SIZE);
+	if (fmt_get32(p) == FMT_BLOCK_MAGIC && size > FMT_BLOCK_HDR_SIZE &&
+	    size <= FMT_BLOCK_HDR_MAX) {
+		ret = cr_fetch(r, off, size, &p, &got, err);
+		if (ret < 0)
+			return ret;
+	}
+	return fmt_block_decode(b, p, got, r->salt) < 0 ? 1 : 0;
+}
+
 static const char *cr_stream_name(uint32_t stream, char *buf, size_t cap)
 {
 	if (stream == PIPE_STREAM_SIDEBAND)
@@ -201,8 +228,8 @@ static int cr_block_damaged(struct creader *r, const struct fmt_block *b,
 {
 	char sname[32];
 
+	r->st.blocks_damaged++;
 	if (b->type == FMT_DATA) {
-		r->st.blocks_damaged++;
 		r->st.records_damaged += b->records;
 		snprintf(r->line, sizeof(r->line),
 			 "damaged block in '%s' at offset %" PRIu64
@@ -459,22 +486,23 @@ static int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
 	size_t got;
 	int ret;
 
+	*found = UINT64_MAX;
 	for (;; at += 8) {
 		ret = cr_fetch(r, at, FMT_BLOCK_HDR_SIZE, &p, &got, err);
 		if (ret < 0)
 			return ret;
-		if (got < 4)
-			break;
+		if (got < FMT_BLOCK_HDR_SIZE)
+			return 0;
 		if (fmt_get32(p) != FMT_BLOCK_MAGIC)
 			continue;
-		if (got == FMT_BLOCK_HDR_SIZE &&
-		    fmt_block_decode(&b, p, got, r->salt) == 0)
-			break;
-		if (got < FMT_BLOCK_HDR_SIZE)
-			break;
+		ret = cr_header_at(r, at, &b, err);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			*found = at;
+			return 0;
+		}
 	}
-	*found = got == FMT_BLOCK_HDR_SIZE ? at : UINT64_MAX;
-	return 0;
 }
 
 static int cr_torn(struct creader *r, uint64_t off, const struct fmt_block *b,
@@ -562,15 +590,15 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	size_t got;
 	int ret;
 
-	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
+	ret = cr_header_at(r, off, &b, err);
 	if (ret < 0)
 		return ret;
-	if (got == 0) {
+	if (ret == 3) {
 		r->at_end = true;
 		r->st.recovered = true;
 		return 0;
 	}
-	if (fmt_block_decode(&b, p, got, r->salt) < 0)
+	if (ret > 0)
 		return cr_bad_header(r, err);
 	if (b.type == FMT_DATA && !r->have_origin) {
 		r->origin = b.t_min;
@@ -721,10 +749,10 @@ static int cr_meta(struct creader *r, uint64_t off, struct pipe_err *err)
 	size_t got;
 	int ret;
 
-	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
+	ret = cr_header_at(r, off, &b, err);
 	if (ret < 0)
 		return ret;
-	if (fmt_block_decode(&b, p, got, r->salt) < 0 || b.type != FMT_META)
+	if (ret > 0 || b.type != FMT_META)
 		return pipe_err_set(err, -EINVAL,
 				    "cannot read '%s': damaged metadata block header",
 				    name);

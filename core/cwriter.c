@@ -20,6 +20,8 @@
 /* an index block at least every this many bytes or ns of record time */
 #define CW_INDEX_BYTES (4u << 20)
 #define CW_INDEX_NS UINT64_C(2000000000)
+/* record-time lag of a pending stream when flush_ns is 0 */
+#define CW_LAG_DEFAULT UINT64_C(1000000000)
 /* the largest record: perf_event_header.size is a u16 */
 #define CW_RECORD_MAX 65536
 
@@ -414,6 +416,31 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 	return 0;
 }
 
+/*
+ * A stream whose oldest pending record lags the newest record by more than
+ * the flush interval (in record time) is written out: the horizon, and so
+ * a reader's memory, never lags more than that behind.
+ */
+static int cw_flush_lagging(struct cwriter *w, struct pipe_err *err)
+{
+	uint64_t lag = w->opts.flush_ns ? w->opts.flush_ns : CW_LAG_DEFAULT;
+	uint32_t i;
+	int ret;
+
+	if (w->last_time < lag)
+		return 0;
+	for (i = 0; i <= w->nr_by_id; i++) {
+		struct cw_stream *s = i < w->nr_by_id ? w->by_id[i] : w->side;
+
+		if (!s || !s->len || s->t_min >= w->last_time - lag)
+			continue;
+		ret = cw_flush_stream(w, s, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
 int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		struct pipe_err *err)
 {
@@ -428,7 +455,7 @@ int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return cw_flush_lagging(w, err);
 }
 
 int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)

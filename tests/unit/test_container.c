@@ -796,7 +796,7 @@ static void test_flush_tick_and_index(void)
 	struct cw_opts o = {
 		.codec_name = "none",
 		.block_size = 65536,
-		.flush_ns = 1000,
+		.flush_ns = 1000000000,
 		.write = mem_write,
 	};
 	struct mem f = { 0 };
@@ -814,11 +814,11 @@ static void test_flush_tick_and_index(void)
 	b.flags = 0;
 	CHECK(cwriter_add(w, &b, &err) == 0);
 	before = f.len;
-	CHECK(cwriter_tick(w, 5000, &err) == 0);
+	CHECK(cwriter_tick(w, 5000000000, &err) == 0);
 	CHECK(f.len == before);   /* first sight of the pending data */
-	CHECK(cwriter_tick(w, 5500, &err) == 0);
+	CHECK(cwriter_tick(w, 5500000000, &err) == 0);
 	CHECK(f.len == before);   /* not quiet long enough */
-	CHECK(cwriter_tick(w, 6000, &err) == 0);
+	CHECK(cwriter_tick(w, 6000000000, &err) == 0);
 	CHECK(f.len > before);    /* flushed within flush_ns */
 	CHECK(cwriter_finish(w, &err) == 0);
 	CHECK(cwriter_add(w, &b, &err) == -EINVAL);
@@ -874,6 +874,27 @@ static void test_many_indexes(void)
 		prev = l->off[i];
 	}
 	CHECK(nidx >= 2);
+	/* horizons never go back and never lag by much more than flush */
+	{
+		uint64_t salt = fmt_get64(f.p + FMT_FH_FILE_ID);
+		uint64_t h = 0, newest = 0;
+		struct fmt_block blk;
+		bool mono = true, close = true;
+
+		for (i = 0; i < l->nr; i++) {
+			fmt_block_decode(&blk, f.p + l->off[i], 96, salt);
+			if (blk.type != FMT_DATA)
+				continue;
+			mono = mono && blk.horizon >= h;
+			h = blk.horizon;
+			if (blk.t_max > newest)
+				newest = blk.t_max;
+			close = close &&
+				h + 1000000000 + 100000000 >= newest;
+		}
+		CHECK(mono);
+		CHECK(close);
+	}
 	read_file(&f, false, &res);
 	CHECK(res.nr == g.nr);
 	gen_free(&g);
