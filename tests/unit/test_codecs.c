@@ -444,6 +444,53 @@ static void test_damage(const struct codec_case *cc,
 	free(buf);
 }
 
+/*
+ * A zstd frame written by another tool may carry a dictionary id: insert
+ * one into frame c (which has none) and check the plugin honours it.  The
+ * frame header is magic, descriptor, [window byte], [dict id], [size].
+ */
+static void frame_dict_ids(const struct pipe_plugin *p, struct inst *in,
+			   const uint8_t *c, size_t clen, const uint8_t *block,
+			   size_t len, const uint8_t *dict)
+{
+	uint8_t *f = malloc(clen + 4), *d = malloc(len);
+	size_t at = 5 + ((c[4] & 0x20) ? 0 : 1);
+	uint32_t zid = (uint32_t)dict[4] | (uint32_t)dict[5] << 8 |
+		       (uint32_t)dict[6] << 16 | (uint32_t)dict[7] << 24;
+	uint32_t id;
+	int k;
+
+	CHECK(zid != 0);
+	for (k = 0; k < 2; k++) {
+		id = k ? zid + 1 : zid;
+		memcpy(f, c, at);
+		f[4] |= 3; /* four-byte dictionary id */
+		f[at] = (uint8_t)id;
+		f[at + 1] = (uint8_t)(id >> 8);
+		f[at + 2] = (uint8_t)(id >> 16);
+		f[at + 3] = (uint8_t)(id >> 24);
+		memcpy(f + at + 4, c + at, clen - at);
+		in->ctx.err[0] = '\0';
+		if (!k) {
+			/* the dictionary's own id matches: decodes */
+			CHECK(p->decompress(in->state, 1, f, clen + 4, d,
+					    len) == 0);
+			CHECK(memcmp(d, block, len) == 0);
+			/* without a block dictionary: refused */
+			CHECK(p->decompress(in->state, 0, f, clen + 4, d,
+					    len) == -EINVAL);
+		} else {
+			CHECK(p->decompress(in->state, 1, f, clen + 4, d,
+					    len) == -EINVAL);
+		}
+		if (k)
+			printf("  zstd: %s\n", in->ctx.err);
+		CHECK(k == 0 || strstr(in->ctx.err, "dictionary") != NULL);
+	}
+	free(f);
+	free(d);
+}
+
 /* zstd: trained dictionary, ids, and their errors. */
 static void test_zstd_dict(const struct pipe_plugin *p)
 {
@@ -493,6 +540,7 @@ static void test_zstd_dict(const struct pipe_plugin *p)
 	/* missing dictionary: refused or wrong, never a crash */
 	ret = p->decompress(in.state, 0, c, clen, d, BLOCK);
 	CHECK(ret < 0 || memcmp(d, block, BLOCK) != 0);
+	frame_dict_ids(p, &in, c, clen, block, BLOCK, dict);
 	/* a second dictionary, and replacing the first */
 	CHECK(p->add_dict(in.state, 2, samples, 1000) == 0);
 	round_trip(&in, 2, block, BLOCK, NULL);

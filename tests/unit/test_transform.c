@@ -307,6 +307,81 @@ static void test_malformed(void)
 	free(g.p);
 }
 
+/*
+ * Random records: well framed, random contents (samples whose callchain nr
+ * lies, ids of other events, odd misc).  Encoding either refuses or round
+ * trips byte for byte.
+ */
+static void test_random_records(void)
+{
+	const uint64_t sts[2] = {
+		ST_BASE | PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_CALLCHAIN,
+		PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME,
+	};
+	struct meta *m = make_meta(sts, 2);
+	struct transform *t;
+	struct gen g = { 0 };
+	uint64_t w[40];
+	const void *enc;
+	size_t len, k, r, n, done = 0;
+
+	CHECK(transform_new(&t, m, NULL) == 0);
+	for (k = 0; k < 500; k++) {
+		g.len = 0;
+		for (r = 1 + rnd() % 40; r > 0; r--) {
+			n = rnd() % 40;
+			for (size_t i = 0; i < n; i++)
+				w[i] = rnd() % 3 ? rnd() % 64 : rnd();
+			if (n)
+				w[0] = rnd() % 2 ? 100 + rnd() % 2 :
+						   110 + rnd() % 2;
+			if (n > 7)
+				w[7] = rnd() % 2 ? n - 8 : rnd() % 64;
+			if (n > 8 && rnd() % 2)
+				w[8] = PERF_CONTEXT_USER;
+			gen_record(&g, rnd() % 3 ? PERF_RECORD_SAMPLE :
+				   (uint32_t)(rnd() % 20),
+				   (uint16_t)rnd(), w, n);
+		}
+		if (transform_encode(t, g.p, g.len, &enc, &len) == 0) {
+			round_trip(t, &g);
+			done++;
+		}
+	}
+	printf("random records: %zu of 500 blocks split\n", done);
+	CHECK(done > 0);
+	transform_free(t);
+	meta_free(m);
+	free(g.p);
+}
+
+/* Without events nothing can be split. */
+static void test_no_events(void)
+{
+	struct meta *m = make_meta(NULL, 0);
+	struct transform *t;
+	struct gen g = { 0 };
+	const void *enc;
+	size_t len, k;
+	uint8_t back[64];
+	struct pipe_err err;
+	/* version 1, one record, KIND holds one byte: event 0 */
+	static const uint8_t fake[] = { 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+					0, 0, 1 };
+
+	CHECK(transform_new(&t, m, NULL) == 0);
+	for (k = 0; k < 10; k++)
+		gen_sample(&g, ST_BASE, 0, 1);
+	CHECK(transform_encode(t, g.p, g.len, &enc, &len) == -EINVAL);
+	/* a block that claims a sample of event 0 */
+	CHECK(transform_decode(t, fake, sizeof(fake), back, 48, &err) ==
+	      -EINVAL);
+	CHECK(strstr(err.msg, "unknown event") != NULL);
+	transform_free(t);
+	meta_free(m);
+	free(g.p);
+}
+
 /* Damaged encodings: -EINVAL with a message, or a decode of exactly
  * raw_len bytes; never a crash (the ASan build runs this). */
 static void test_damage(void)
@@ -473,6 +548,8 @@ int main(void)
 	test_layouts();
 	test_events();
 	test_malformed();
+	test_random_records();
+	test_no_events();
 	test_damage();
 	measure();
 	return test_result();
