@@ -1,6 +1,6 @@
 /*
- * transform.c - the column transform of a block (docs/codecs.md,
- * "Transform"): samples are split field by field into columns of varints
+ * transform.c - the column transform of a block (docs/codecs.md, "The
+ * column transform", is the format): samples are split field by field into columns of varints
  * and 64-bit words so the codec sees like next to like; every other record
  * is copied whole into its own column.  Encoding restarts at each block.
  */
@@ -43,21 +43,22 @@ enum transform_col {
 	COL_COUNT
 };
 
+/* A growable byte buffer, at most twice the format's length limit. */
 struct tbuf {
 	uint8_t *p;  /* owned */
 	size_t len;  /* bytes used */
 	size_t cap;  /* bytes allocated */
 };
 
-/* The previous sample's values: deltas restart at each block. */
+/* The previous split sample's values: deltas restart at each block. */
 struct tprev {
-	uint64_t identifier;
-	uint64_t id;
-	uint64_t stream_id;
-	uint64_t pid;
-	uint64_t time;
-	uint64_t cpu;
-	uint64_t period;
+	uint64_t identifier; /* PERF_SAMPLE_IDENTIFIER */
+	uint64_t id;         /* PERF_SAMPLE_ID */
+	uint64_t stream_id;  /* PERF_SAMPLE_STREAM_ID */
+	uint64_t pid;        /* u32 in records; wider only when corrupt */
+	uint64_t time;       /* ns */
+	uint64_t cpu;        /* u32 in records; wider only when corrupt */
+	uint64_t period;     /* events or ns per sample */
 };
 
 struct transform {
@@ -66,21 +67,23 @@ struct transform {
 	struct tbuf out;             /* encoder's result */
 };
 
-/* One sample's fields, in record order. */
+/* One sample's fields, in record order; absent fields are 0. */
 struct tsample {
-	uint64_t sample_type;
-	uint16_t misc;
-	uint64_t identifier;
-	uint64_t ip;
-	uint32_t pid, tid;
-	uint64_t time;
-	uint64_t addr;
-	uint64_t id;
-	uint64_t stream_id;
-	uint32_t cpu, res;
-	uint64_t period;
-	uint64_t nr;             /* callchain entries */
-	const uint8_t *chain;    /* nr u64 words, unaligned */
+	uint64_t sample_type;  /* of its event: which fields exist */
+	uint16_t misc;         /* header misc */
+	uint64_t identifier;   /* PERF_SAMPLE_IDENTIFIER */
+	uint64_t ip;           /* PERF_SAMPLE_IP */
+	uint32_t pid;          /* PERF_SAMPLE_TID, low word */
+	uint32_t tid;          /* PERF_SAMPLE_TID, high word */
+	uint64_t time;         /* PERF_SAMPLE_TIME, ns */
+	uint64_t addr;         /* PERF_SAMPLE_ADDR */
+	uint64_t id;           /* PERF_SAMPLE_ID */
+	uint64_t stream_id;    /* PERF_SAMPLE_STREAM_ID */
+	uint32_t cpu;          /* PERF_SAMPLE_CPU, low word */
+	uint32_t res;          /* PERF_SAMPLE_CPU, high word (reserved) */
+	uint64_t period;       /* PERF_SAMPLE_PERIOD */
+	uint64_t nr;           /* callchain entries */
+	const uint8_t *chain;  /* nr u64 words, unaligned, borrowed */
 };
 
 int transform_new(struct transform **out, const struct meta *meta,
@@ -461,9 +464,9 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 
 /* A bounded reader over one column. */
 struct tcol {
-	const uint8_t *p;
-	size_t len;
-	size_t pos;
+	const uint8_t *p;  /* borrowed from the encoded block */
+	size_t len;        /* bytes in the column */
+	size_t pos;        /* bytes read */
 };
 
 static int tcol_varint(struct tcol *c, uint64_t *v)
@@ -506,13 +509,13 @@ static int tcol_u64(struct tcol *c, uint64_t *v)
 
 /* The state of one decode call; `why` says what went wrong. */
 struct tdec {
-	const struct meta *meta;
-	struct tcol cols[COL_COUNT];
-	struct tprev prev;
-	uint8_t *raw;            /* output */
-	size_t raw_len;
-	size_t pos;              /* bytes written */
-	const char *why;         /* set on failure */
+	const struct meta *meta;     /* borrowed */
+	struct tcol cols[COL_COUNT]; /* the encoded block, split */
+	struct tprev prev;           /* previous sample, for deltas */
+	uint8_t *raw;                /* output, borrowed */
+	size_t raw_len;              /* output bytes expected */
+	size_t pos;                  /* output bytes written */
+	const char *why;             /* set on failure */
 };
 
 static int dec_fail(struct tdec *d, const char *why)
@@ -541,7 +544,8 @@ static int decode_other(struct tdec *d)
 	return 0;
 }
 
-/* Reads the fields of one sample from the columns into s and o. */
+/* Reads the fields of one sample from the columns into s; *drop says
+ * the ip is to be taken from the callchain. */
 static int decode_fields(struct tdec *d, uint64_t st, struct tsample *s,
 			 bool *drop)
 {
