@@ -11,6 +11,10 @@ docs/format.md alone: the test oracle for the C reader.
                              recovered), plus undecoded_blocks
   pipefile.py index FILE     the INDEX chain, walked back from END
 
+Tools that make damaged files for tests (they never read the C code):
+  pipefile.py bump-version IN OUT N   set the version, fix the checksum
+  pipefile.py flip IN OUT OFFSET      xor the byte at OFFSET with 0x10
+
 Payloads of codec 0 (none), 1 (zlib) and 2 (lzma) are decoded with the
 standard library; zstd (3) and transformed blocks are checked (checksums)
 but reported as not decoded, and their records are not counted.
@@ -103,7 +107,12 @@ def decode_payload(b, payload):
         elif codec == 1:
             coded = zlib.decompress(bytes(payload))
         elif codec == 2:
-            coded = lzma.decompress(bytes(payload), format=lzma.FORMAT_XZ)
+            dsize = 4096
+            while dsize < b["coded"]:
+                dsize *= 2
+            coded = lzma.decompress(bytes(payload), format=lzma.FORMAT_RAW,
+                                    filters=[{"id": lzma.FILTER_LZMA2,
+                                              "dict_size": dsize}])
         else:
             return NotImplemented, "codec %s" % CODECS.get(codec, codec)
     except (zlib.error, lzma.LZMAError) as e:
@@ -350,7 +359,24 @@ def cmd_index(pf):
                      e["t_max"]))
 
 
+def tool(argv):
+    with open(argv[2], "rb") as f:
+        data = bytearray(f.read())
+    if argv[1] == "bump-version":
+        struct.pack_into("<H", data, 8, int(argv[4]))
+        hsize = struct.unpack_from("<H", data, 10)[0]
+        struct.pack_into("<Q", data, hsize - 8,
+                         xxh3(data[:hsize - 8], 0))
+    else:
+        data[int(argv[4])] ^= 0x10
+    with open(argv[3], "wb") as f:
+        f.write(data)
+    return 0
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] in ("bump-version", "flip"):
+        return tool(argv)
     if len(argv) != 3 or argv[1] not in ("list", "summary", "index"):
         sys.stderr.write(__doc__)
         return 2
