@@ -1,0 +1,1425 @@
+/*
+ * sink_report.c - the `report` record sink: a table like
+ * `perf report --stdio --no-children` (or --children), one per event,
+ * with optional call graphs, CSV or folded stacks for flamegraph.pl.
+ *
+ * Memory is bounded by distinct symbols and callchains, not by samples:
+ * each distinct (pid, address) is resolved once through a small cache,
+ * samples add into a hash of rows keyed by resolved identities, and
+ * callchains (when children, graphs or folded output need them) into a
+ * hash of distinct chains from which graphs and children are computed at
+ * the end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "pipe_plugin.h"
+
+#define NONE UINT32_MAX
+#define MAX_KEYS 5
+#define MAX_CHAIN 512        /* frames kept per callchain */
+#define MAX_ITEMS (UINT32_C(1) << 30) /* rows, symbols, chains, nodes */
+#define RCACHE_BITS 14       /* resolution cache: 16K entries */
+#define CCACHE_BITS 12       /* tid -> comm cache: 4K entries */
+#define GRAPH_MIN_PERCENT 0.5
+
+enum key { KEY_COMM, KEY_PID, KEY_DSO, KEY_SYM, KEY_CPU, NR_KEYS };
+static const char *const key_names[NR_KEYS] = { "comm", "pid", "dso", "sym",
+						"cpu" };
+static const char *const key_titles[NR_KEYS] = {
+	"Command", "Pid", "Shared Object", "Symbol", "CPU"
+};
+
+enum graph { GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
+enum format { FORMAT_TEXT, FORMAT_CSV, FORMAT_FOLDED };
+
+/* An open-addressing index over items kept in the caller's array. */
+struct htab {
+	uint32_t *slots; /* item index + 1, 0: empty */
+	uint32_t cap;    /* power of two, 0: not allocated */
+	uint32_t nr;     /* used slots */
+};
+
+/* A growable array of fixed-size items. */
+struct vec {
+	void *items;
+	uint32_t nr;
+	uint32_t cap;
+	uint32_t size; /* bytes per item */
+};
+
+struct str {
+	const char *s; /* borrowed from the host (lives for the run) */
+	uint64_t hash;
+};
+
+/* A resolved symbol identity. */
+struct sym {
+	const char *name;  /* NULL: unresolved */
+	uint32_t dso;      /* index into strs, NONE: no map */
+	uint32_t kernel;   /* 1: [k] */
+	uint64_t offset;   /* unresolved: address in the dso (or ip) */
+	uint64_t hash;
+};
+
+struct row {
+	uint32_t event;
+	uint32_t k[NR_KEYS]; /* comm str, pid, dso str, sym, cpu; NONE: unused */
+	uint64_t hash;
+	uint64_t samples;
+	uint64_t period;     /* self */
+	uint64_t children;   /* self + as a caller (children=on) */
+	uint32_t tree;       /* graph root node, NONE */
+};
+
+struct chain {
+	uint32_t event;
+	uint32_t comm, pid, cpu; /* NONE where not kept */
+	uint32_t off, len;       /* frames (sym ids, leaf first) in pool */
+	uint64_t hash;
+	uint64_t samples;
+	uint64_t period;
+};
+
+struct node {
+	uint32_t sym;
+	uint32_t child;   /* first child, NONE */
+	uint32_t sibling; /* NONE */
+	uint32_t pad;
+	uint64_t period;
+};
+
+struct rcache {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t gen;  /* 0: empty */
+	uint32_t sym;
+	uint32_t mode; /* 1 kernel */
+};
+
+struct ccache {
+	uint32_t tid;
+	uint32_t gen;
+	uint32_t comm;
+	uint32_t pad;
+};
+
+struct event_total {
+	uint64_t samples;
+	uint64_t period;
+};
+
+struct report {
+	const struct pipe_host *host;
+	struct pipe_ctx *ctx;
+	/* parameters */
+	enum key keys[MAX_KEYS];
+	uint32_t nr_keys;
+	bool key_on[NR_KEYS];
+	double percent_limit;
+	int64_t top;
+	bool children;
+	enum graph graph;
+	enum format format;
+	const char *output;
+	bool force;
+	const char *const *f_comm, *const *f_dso, *const *f_sym;
+	uint32_t nr_f_comm, nr_f_dso, nr_f_sym;
+	uint32_t *f_pid;
+	uint32_t nr_f_pid;
+	bool need_chains;
+	/* state */
+	FILE *out;
+	bool out_owned;
+	struct vec strs;   /* struct str: comms and dsos */
+	struct htab strs_h;
+	struct vec syms;   /* struct sym */
+	struct htab syms_h;
+	struct vec rows;   /* struct row */
+	struct htab rows_h;
+	struct vec chains; /* struct chain */
+	struct htab chains_h;
+	struct vec pool;   /* uint32_t frames of chains */
+	struct vec nodes;  /* struct node */
+	struct rcache *rcache;
+	struct ccache *ccache;
+	uint32_t gen;      /* bumped when process state changes */
+	struct event_total *totals;
+	uint32_t nr_events;
+	uint64_t lost, throttled, unthrottled, bad_samples;
+	uint32_t frames[MAX_CHAIN];
+};
+
+static const struct pipe_param report_params[] = {
+	{ "sort", PIPE_PARAM_LIST, 0, "comm+dso+sym",
+	  "row keys, from comm, pid, dso, sym, cpu", NULL, 0, 0 },
+	{ "percent_limit", PIPE_PARAM_STR, 0, "0",
+	  "hide rows under this overhead percentage", NULL, 0, 0 },
+	{ "top", PIPE_PARAM_INT, 0, "0",
+	  "show at most this many rows per event (0: all)", NULL, 0,
+	  1000000000 },
+	{ "comm", PIPE_PARAM_LIST, 0, NULL,
+	  "only samples of these commands", NULL, 0, 0 },
+	{ "pid", PIPE_PARAM_LIST, 0, NULL,
+	  "only samples of these process ids", NULL, 0, 0 },
+	{ "dso", PIPE_PARAM_LIST, 0, NULL,
+	  "only samples in these binaries (base or full name)", NULL, 0, 0 },
+	{ "sym", PIPE_PARAM_LIST, 0, NULL,
+	  "only samples in these symbols", NULL, 0, 0 },
+	{ "children", PIPE_PARAM_BOOL, 0, "off",
+	  "add callers' share from callchains (perf --children)", NULL, 0,
+	  0 },
+	{ "graph", PIPE_PARAM_ENUM, 0, "none",
+	  "call graph under each row", "caller|callee|none", 0, 0 },
+	{ "format", PIPE_PARAM_ENUM, 0, "text",
+	  "output format (folded: stacks for flamegraph.pl)",
+	  "text|csv|folded", 0, 0 },
+	{ "output", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL, "-",
+	  "output file (-: standard output)", NULL, 0, 0 },
+	{ "force", PIPE_PARAM_BOOL, 0, "off",
+	  "overwrite an existing output file", NULL, 0, 0 },
+	{ "demangle", PIPE_PARAM_BOOL, 0, "on",
+	  "demangle C++ and Rust names (applied by the host symbolizer)",
+	  NULL, 0, 0 },
+	{ "debug_dir", PIPE_PARAM_STR, 0, NULL,
+	  "another debug-file root, like /usr/lib/debug (host symbolizer)",
+	  NULL, 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+/* ---- containers -------------------------------------------------------- */
+
+static void *vec_at(const struct vec *v, uint32_t i)
+{
+	return (char *)v->items + (size_t)i * v->size;
+}
+
+/* Append a zeroed item; returns its index or NONE when out of memory. */
+static uint32_t vec_push(struct vec *v)
+{
+	if (v->nr == v->cap) {
+		uint32_t cap = v->cap ? v->cap * 2 : 64;
+		void *n;
+
+		if (v->cap >= MAX_ITEMS)
+			return NONE;
+		n = realloc(v->items, (size_t)cap * v->size);
+		if (!n)
+			return NONE;
+		v->items = n;
+		v->cap = cap;
+	}
+	memset(vec_at(v, v->nr), 0, v->size);
+	return v->nr++;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
+}
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* hash of item i, for rehashing */
+typedef uint64_t (*hash_fn)(const struct vec *v, uint32_t i);
+
+static int htab_grow(struct htab *h, const struct vec *v, hash_fn hf)
+{
+	uint32_t cap = h->cap ? h->cap * 2 : 256, i;
+	uint32_t *slots;
+
+	if (cap > 2 * MAX_ITEMS)
+		return -E2BIG;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < v->nr; i++) {
+		uint32_t s = (uint32_t)hf(v, i) & (cap - 1);
+
+		while (slots[s])
+			s = (s + 1) & (cap - 1);
+		slots[s] = i + 1;
+	}
+	free(h->slots);
+	h->slots = slots;
+	h->cap = cap;
+	return 0;
+}
+
+static uint64_t str_hash_of(const struct vec *v, uint32_t i)
+{
+	return ((const struct str *)vec_at(v, i))->hash;
+}
+
+static uint64_t sym_hash_of(const struct vec *v, uint32_t i)
+{
+	return ((const struct sym *)vec_at(v, i))->hash;
+}
+
+static uint64_t row_hash_of(const struct vec *v, uint32_t i)
+{
+	return ((const struct row *)vec_at(v, i))->hash;
+}
+
+static uint64_t chain_hash_of(const struct vec *v, uint32_t i)
+{
+	return ((const struct chain *)vec_at(v, i))->hash;
+}
+
+/* Make room for one more item in h; returns 0 or negative errno. */
+static int htab_reserve(struct htab *h, const struct vec *v, hash_fn hf)
+{
+	if ((uint64_t)(v->nr + 1) * 4 > (uint64_t)h->cap * 3)
+		return htab_grow(h, v, hf);
+	return 0;
+}
+
+static void htab_put(struct htab *h, uint64_t hash, uint32_t idx)
+{
+	uint32_t s = (uint32_t)hash & (h->cap - 1);
+
+	while (h->slots[s])
+		s = (s + 1) & (h->cap - 1);
+	h->slots[s] = idx + 1;
+	h->nr++;
+}
+
+/* ---- interning ---------------------------------------------------------- */
+
+static uint32_t intern_str(struct report *r, const char *s)
+{
+	uint64_t hash;
+	uint32_t slot, idx;
+	struct str *e;
+
+	if (!s)
+		return NONE;
+	hash = hash_str(s);
+	if (r->strs_h.cap) {
+		for (slot = (uint32_t)hash & (r->strs_h.cap - 1);
+		     r->strs_h.slots[slot];
+		     slot = (slot + 1) & (r->strs_h.cap - 1)) {
+			e = vec_at(&r->strs, r->strs_h.slots[slot] - 1);
+			if (e->hash == hash && strcmp(e->s, s) == 0)
+				return r->strs_h.slots[slot] - 1;
+		}
+	}
+	if (htab_reserve(&r->strs_h, &r->strs, str_hash_of) < 0)
+		return NONE;
+	idx = vec_push(&r->strs);
+	if (idx == NONE)
+		return NONE;
+	e = vec_at(&r->strs, idx);
+	e->s = s;
+	e->hash = hash;
+	htab_put(&r->strs_h, hash, idx);
+	return idx;
+}
+
+static const char *str_of(const struct report *r, uint32_t idx)
+{
+	return idx == NONE ? NULL : ((const struct str *)vec_at(&r->strs, idx))->s;
+}
+
+static bool sym_eq(const struct sym *a, const struct sym *b)
+{
+	if (a->dso != b->dso || a->kernel != b->kernel)
+		return false;
+	if (!a->name || !b->name)
+		return !a->name && !b->name && a->offset == b->offset;
+	return strcmp(a->name, b->name) == 0;
+}
+
+static uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
+			   bool kernel)
+{
+	struct sym k = { 0 }, *e;
+	uint32_t slot, idx;
+
+	k.name = ps->name;
+	k.dso = intern_str(r, ps->dso);
+	k.kernel = kernel;
+	k.offset = ps->name ? 0 : ps->offset;
+	k.hash = mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
+		     k.kernel);
+	if (r->syms_h.cap) {
+		for (slot = (uint32_t)k.hash & (r->syms_h.cap - 1);
+		     r->syms_h.slots[slot];
+		     slot = (slot + 1) & (r->syms_h.cap - 1)) {
+			e = vec_at(&r->syms, r->syms_h.slots[slot] - 1);
+			if (e->hash == k.hash && sym_eq(e, &k))
+				return r->syms_h.slots[slot] - 1;
+		}
+	}
+	if (htab_reserve(&r->syms_h, &r->syms, sym_hash_of) < 0)
+		return NONE;
+	idx = vec_push(&r->syms);
+	if (idx == NONE)
+		return NONE;
+	*(struct sym *)vec_at(&r->syms, idx) = k;
+	htab_put(&r->syms_h, k.hash, idx);
+	return idx;
+}
+
+/* ---- resolution --------------------------------------------------------- */
+
+static bool mode_is_kernel(uint16_t misc, uint64_t ip)
+{
+	uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return mode == PERF_RECORD_MISC_KERNEL ||
+	       (mode == PERF_RECORD_MISC_CPUMODE_UNKNOWN &&
+		ip >= 0xffff800000000000ULL);
+}
+
+/* The symbol id of ip in pid, through the cache. */
+static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
+			uint16_t misc)
+{
+	bool kernel = mode_is_kernel(misc, ip);
+	uint64_t h = mix(mix(ip, pid), kernel);
+	struct rcache *c = &r->rcache[h & ((1u << RCACHE_BITS) - 1)];
+	struct pipe_symbol ps;
+	uint32_t id;
+
+	if (c->gen == r->gen && c->ip == ip && c->pid == pid &&
+	    c->mode == kernel)
+		return c->sym;
+	if (r->host->symbolize(r->ctx, pid, ip, misc, &ps) < 0)
+		memset(&ps, 0, sizeof(ps));
+	id = intern_sym(r, &ps, kernel);
+	if (id != NONE) {
+		c->gen = r->gen;
+		c->ip = ip;
+		c->pid = pid;
+		c->mode = kernel;
+		c->sym = id;
+	}
+	return id;
+}
+
+static uint32_t comm_of(struct report *r, uint32_t tid)
+{
+	struct ccache *c = &r->ccache[(tid * 2654435761u) >>
+				      (32 - CCACHE_BITS)];
+
+	if (c->gen == r->gen && c->tid == tid)
+		return c->comm;
+	c->gen = r->gen;
+	c->tid = tid;
+	c->comm = intern_str(r, r->host->thread_comm(r->ctx, tid));
+	return c->comm;
+}
+
+/* ---- rows and chains ---------------------------------------------------- */
+
+static uint64_t row_hash(const struct row *k)
+{
+	uint64_t h = k->event;
+	int i;
+
+	for (i = 0; i < NR_KEYS; i++)
+		h = mix(h, k->k[i]);
+	return h;
+}
+
+static struct row *row_get(struct report *r, const struct row *k)
+{
+	uint64_t hash = row_hash(k);
+	uint32_t slot, idx;
+	struct row *e;
+
+	if (r->rows_h.cap) {
+		for (slot = (uint32_t)hash & (r->rows_h.cap - 1);
+		     r->rows_h.slots[slot];
+		     slot = (slot + 1) & (r->rows_h.cap - 1)) {
+			e = vec_at(&r->rows, r->rows_h.slots[slot] - 1);
+			if (e->hash == hash && e->event == k->event &&
+			    memcmp(e->k, k->k, sizeof(e->k)) == 0)
+				return e;
+		}
+	}
+	if (htab_reserve(&r->rows_h, &r->rows, row_hash_of) < 0)
+		return NULL;
+	idx = vec_push(&r->rows);
+	if (idx == NONE)
+		return NULL;
+	e = vec_at(&r->rows, idx);
+	e->event = k->event;
+	memcpy(e->k, k->k, sizeof(e->k));
+	e->hash = hash;
+	e->tree = NONE;
+	htab_put(&r->rows_h, hash, idx);
+	return e;
+}
+
+/* The row key of frame `sym` for a sample's comm, pid and cpu. */
+static void row_key(const struct report *r, struct row *k, uint32_t event,
+		    uint32_t comm, uint32_t pid, uint32_t cpu, uint32_t sym)
+{
+	const struct sym *s = vec_at(&r->syms, sym);
+
+	memset(k, 0, sizeof(*k));
+	k->event = event;
+	k->k[KEY_COMM] = r->key_on[KEY_COMM] ? comm : NONE;
+	k->k[KEY_PID] = r->key_on[KEY_PID] ? pid : NONE;
+	k->k[KEY_DSO] = r->key_on[KEY_DSO] ? s->dso : NONE;
+	k->k[KEY_SYM] = r->key_on[KEY_SYM] ? sym : NONE;
+	k->k[KEY_CPU] = r->key_on[KEY_CPU] ? cpu : NONE;
+}
+
+static int add_chain(struct report *r, uint32_t event, uint32_t comm,
+		     uint32_t pid, uint32_t cpu, uint32_t nr,
+		     uint64_t period)
+{
+	uint64_t hash = mix(mix(mix(event, comm), pid), cpu);
+	uint32_t slot, idx, i;
+	struct chain *c;
+
+	for (i = 0; i < nr; i++)
+		hash = mix(hash, r->frames[i]);
+	hash = mix(hash, nr);
+	if (r->chains_h.cap) {
+		for (slot = (uint32_t)hash & (r->chains_h.cap - 1);
+		     r->chains_h.slots[slot];
+		     slot = (slot + 1) & (r->chains_h.cap - 1)) {
+			c = vec_at(&r->chains, r->chains_h.slots[slot] - 1);
+			if (c->hash == hash && c->len == nr &&
+			    c->event == event && c->comm == comm &&
+			    c->pid == pid && c->cpu == cpu &&
+			    memcmp(vec_at(&r->pool, c->off), r->frames,
+				   nr * sizeof(uint32_t)) == 0) {
+				c->samples++;
+				c->period += period;
+				return 0;
+			}
+		}
+	}
+	if (htab_reserve(&r->chains_h, &r->chains, chain_hash_of) < 0)
+		return -ENOMEM;
+	if (r->pool.nr + nr > MAX_ITEMS || r->pool.nr + nr < r->pool.nr)
+		return -E2BIG;
+	while (r->pool.cap < r->pool.nr + nr) {
+		uint32_t cap = r->pool.cap ? r->pool.cap * 2 : 1024;
+		void *n = realloc(r->pool.items, (size_t)cap * sizeof(uint32_t));
+
+		if (!n)
+			return -ENOMEM;
+		r->pool.items = n;
+		r->pool.cap = cap;
+	}
+	idx = vec_push(&r->chains);
+	if (idx == NONE)
+		return -ENOMEM;
+	c = vec_at(&r->chains, idx);
+	c->event = event;
+	c->comm = comm;
+	c->pid = pid;
+	c->cpu = cpu;
+	c->off = r->pool.nr;
+	c->len = nr;
+	c->hash = hash;
+	c->samples = 1;
+	c->period = period;
+	memcpy(vec_at(&r->pool, r->pool.nr), r->frames, nr * sizeof(uint32_t));
+	r->pool.nr += nr;
+	htab_put(&r->chains_h, hash, idx);
+	return 0;
+}
+
+/* Fill r->frames from the sample (leaf first); returns the count. */
+static uint32_t sample_frames(struct report *r, const struct pipe_sample *s)
+{
+	uint16_t misc = s->misc;
+	uint32_t nr = 0;
+	uint64_t i;
+	bool seen_ip = false;
+
+	for (i = 0; i < s->nr_callchain && nr < MAX_CHAIN; i++) {
+		uint64_t a = s->callchain[i];
+
+		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (a == (uint64_t)PERF_CONTEXT_KERNEL)
+				misc = PERF_RECORD_MISC_KERNEL;
+			else if (a == (uint64_t)PERF_CONTEXT_USER)
+				misc = PERF_RECORD_MISC_USER;
+			else
+				misc = PERF_RECORD_MISC_CPUMODE_UNKNOWN;
+			continue;
+		}
+		/* return addresses point after the call: look one back */
+		r->frames[nr] = resolve(r, s->pid, seen_ip ? a - 1 : a, misc);
+		if (r->frames[nr] != NONE)
+			nr++;
+		seen_ip = true;
+	}
+	if (nr == 0) {
+		r->frames[0] = resolve(r, s->pid, s->ip, s->misc);
+		nr = r->frames[0] != NONE;
+	}
+	return nr;
+}
+
+static bool in_list(const char *v, const char *const *items, uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr; i++)
+		if (v && strcmp(v, items[i]) == 0)
+			return true;
+	return false;
+}
+
+static bool dso_matches(const struct report *r, uint32_t dso)
+{
+	const char *d = str_of(r, dso);
+	const char *base;
+
+	if (!d)
+		return in_list("[unknown]", r->f_dso, r->nr_f_dso);
+	base = strrchr(d, '/');
+	return in_list(d, r->f_dso, r->nr_f_dso) ||
+	       in_list(base ? base + 1 : d, r->f_dso, r->nr_f_dso);
+}
+
+static bool sample_wanted(struct report *r, const struct pipe_sample *s,
+			  uint32_t comm)
+{
+	uint32_t i;
+
+	if (r->nr_f_comm && !in_list(str_of(r, comm), r->f_comm, r->nr_f_comm))
+		return false;
+	if (r->nr_f_pid) {
+		for (i = 0; i < r->nr_f_pid; i++)
+			if (r->f_pid[i] == s->pid)
+				break;
+		if (i == r->nr_f_pid)
+			return false;
+	}
+	return true;
+}
+
+static bool leaf_wanted(const struct report *r, uint32_t sym)
+{
+	const struct sym *s = vec_at(&r->syms, sym);
+
+	if (r->nr_f_dso && !dso_matches(r, s->dso))
+		return false;
+	if (r->nr_f_sym && !in_list(s->name, r->f_sym, r->nr_f_sym))
+		return false;
+	return true;
+}
+
+static int add_sample(struct report *r, const struct pipe_record *rec)
+{
+	struct pipe_sample s;
+	struct row k, *row;
+	uint32_t comm, event, nr;
+	uint64_t period;
+
+	if (r->host->decode_sample(r->ctx, rec, &s) < 0) {
+		r->bad_samples++;
+		return 0;
+	}
+	event = s.event < r->nr_events ? s.event : r->nr_events;
+	period = (s.sample_type & PERF_SAMPLE_PERIOD) ? s.period : 1;
+	r->totals[event].samples++;
+	r->totals[event].period += period;
+	comm = comm_of(r, s.tid);
+	if (!sample_wanted(r, &s, comm))
+		return 0;
+	if (r->need_chains) {
+		nr = sample_frames(r, &s);
+	} else {
+		r->frames[0] = resolve(r, s.pid, s.ip, s.misc);
+		nr = r->frames[0] != NONE;
+	}
+	if (nr == 0 || !leaf_wanted(r, r->frames[0]))
+		return 0;
+	row_key(r, &k, event, comm, s.pid, s.cpu, r->frames[0]);
+	row = row_get(r, &k);
+	if (!row)
+		return -ENOMEM;
+	row->samples++;
+	row->period += period;
+	if (!r->need_chains)
+		return 0;
+	return add_chain(r, event, r->key_on[KEY_COMM] ||
+				   r->format == FORMAT_FOLDED ? comm : NONE,
+			 r->key_on[KEY_PID] ? s.pid : NONE,
+			 r->key_on[KEY_CPU] ? s.cpu : NONE, nr, period);
+}
+
+static int report_consume(void *state, const struct pipe_batch *b)
+{
+	struct report *r = state;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++) {
+		const struct pipe_record *rec = &b->recs[i];
+		const struct perf_event_header *h = rec->hdr;
+		uint64_t v;
+
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE:
+			ret = add_sample(r, rec);
+			if (ret < 0) {
+				r->host->error(r->ctx, "cannot add a sample: %s",
+					       strerror(-ret));
+				return ret;
+			}
+			break;
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+			/* what (pid, ip) and tid mean may have changed */
+			if (++r->gen == 0)
+				r->gen = 1;
+			break;
+		case PERF_RECORD_LOST:
+			if (h->size >= 24) {
+				memcpy(&v, (const char *)h + 16, sizeof(v));
+				r->lost += v;
+			}
+			break;
+		case PERF_RECORD_LOST_SAMPLES:
+			if (h->size >= 16) {
+				memcpy(&v, (const char *)h + 8, sizeof(v));
+				r->lost += v;
+			}
+			break;
+		case PERF_RECORD_THROTTLE:
+			r->throttled++;
+			break;
+		case PERF_RECORD_UNTHROTTLE:
+			r->unthrottled++;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+/* ---- the end: children, graphs, output ---------------------------------- */
+
+static int compute_children(struct report *r)
+{
+	uint32_t i, j, m;
+
+	for (i = 0; i < r->rows.nr; i++) {
+		struct row *row = vec_at(&r->rows, i);
+
+		row->children = row->period;
+	}
+	for (i = 0; i < r->chains.nr; i++) {
+		const struct chain *c = vec_at(&r->chains, i);
+		const uint32_t *f = vec_at(&r->pool, c->off);
+
+		/* every distinct row above the leaf gets the period once */
+		for (j = 1; j < c->len; j++) {
+			struct row k, *row;
+			bool dup = false;
+
+			row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j]);
+			for (m = 0; m < j && !dup; m++) {
+				struct row k2;
+
+				row_key(r, &k2, c->event, c->comm, c->pid,
+					c->cpu, f[m]);
+				dup = memcmp(k.k, k2.k, sizeof(k.k)) == 0;
+			}
+			if (dup)
+				continue;
+			row = row_get(r, &k);
+			if (!row)
+				return -ENOMEM;
+			row->children += c->period;
+		}
+	}
+	return 0;
+}
+
+static uint32_t node_new(struct report *r, uint32_t sym)
+{
+	uint32_t idx = vec_push(&r->nodes);
+	struct node *n;
+
+	if (idx == NONE)
+		return NONE;
+	n = vec_at(&r->nodes, idx);
+	n->sym = sym;
+	n->child = NONE;
+	n->sibling = NONE;
+	return idx;
+}
+
+/* The child of parent for sym, created as needed. */
+static uint32_t node_child(struct report *r, uint32_t parent, uint32_t sym)
+{
+	struct node *p = vec_at(&r->nodes, parent);
+	uint32_t i, idx;
+
+	for (i = p->child; i != NONE;) {
+		const struct node *n = vec_at(&r->nodes, i);
+
+		if (n->sym == sym)
+			return i;
+		i = n->sibling;
+	}
+	idx = node_new(r, sym);
+	if (idx == NONE)
+		return NONE;
+	p = vec_at(&r->nodes, parent);
+	((struct node *)vec_at(&r->nodes, idx))->sibling = p->child;
+	p->child = idx;
+	return idx;
+}
+
+static int build_graphs(struct report *r)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < r->chains.nr; i++) {
+		const struct chain *c = vec_at(&r->chains, i);
+		const uint32_t *f;
+		struct row k, *row;
+		uint32_t at;
+
+		row_key(r, &k, c->event, c->comm, c->pid, c->cpu,
+			*(uint32_t *)vec_at(&r->pool, c->off));
+		row = row_get(r, &k);
+		if (!row)
+			return -ENOMEM;
+		if (row->tree == NONE) {
+			at = node_new(r, NONE);
+			if (at == NONE)
+				return -ENOMEM;
+			row = row_get(r, &k);
+			row->tree = at;
+		}
+		at = row->tree;
+		((struct node *)vec_at(&r->nodes, at))->period += c->period;
+		for (j = 0; j < c->len; j++) {
+			uint32_t fi = r->graph == GRAPH_CALLEE ? j
+							       : c->len - 1 - j;
+
+			f = vec_at(&r->pool, c->off);
+			at = node_child(r, at, f[fi]);
+			if (at == NONE)
+				return -ENOMEM;
+			((struct node *)vec_at(&r->nodes, at))->period +=
+				c->period;
+		}
+	}
+	return 0;
+}
+
+/* Display text of a symbol: "[.] name", "[k] name", or the unknown form. */
+static void sym_text(const struct report *r, uint32_t id, char *buf,
+		     size_t cap, bool marker)
+{
+	const struct sym *s = vec_at(&r->syms, id);
+	const char *dso = str_of(r, s->dso);
+	const char *base = dso ? strrchr(dso, '/') : NULL;
+	const char *mk = !marker ? "" : s->kernel ? "[k] " : "[.] ";
+
+	base = base ? base + 1 : dso;
+	if (s->name)
+		snprintf(buf, cap, "%s%s", mk, s->name);
+	else if (dso)
+		snprintf(buf, cap, "%s[unknown] %s+0x%" PRIx64, mk, base,
+			 s->offset);
+	else
+		snprintf(buf, cap, "%s[unknown] 0x%" PRIx64, mk, s->offset);
+}
+
+static void key_text(const struct report *r, const struct row *row,
+		     enum key key, char *buf, size_t cap)
+{
+	const char *dso, *base;
+
+	switch (key) {
+	case KEY_COMM:
+		snprintf(buf, cap, "%s", str_of(r, row->k[KEY_COMM]) ?
+						str_of(r, row->k[KEY_COMM]) :
+						"[unknown]");
+		break;
+	case KEY_PID:
+		snprintf(buf, cap, "%" PRIu32, row->k[KEY_PID]);
+		break;
+	case KEY_DSO:
+		dso = str_of(r, row->k[KEY_DSO]);
+		base = dso ? strrchr(dso, '/') : NULL;
+		snprintf(buf, cap, "%s", base ? base + 1 : dso ? dso
+							: "[unknown]");
+		break;
+	case KEY_SYM:
+		sym_text(r, row->k[KEY_SYM], buf, cap, true);
+		break;
+	case KEY_CPU:
+		snprintf(buf, cap, "%03" PRIu32, row->k[KEY_CPU]);
+		break;
+	default:
+		buf[0] = '\0';
+	}
+}
+
+
+static int row_cmp(const void *a, const void *b, void *arg)
+{
+	const struct report *r = arg;
+	const struct row *x = vec_at(&r->rows, *(const uint32_t *)a);
+	const struct row *y = vec_at(&r->rows, *(const uint32_t *)b);
+	uint64_t vx = r->children ? x->children : x->period;
+	uint64_t vy = r->children ? y->children : y->period;
+	char bx[512], by[512];
+	uint32_t i;
+	int c;
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	for (i = 0; i < r->nr_keys; i++) {
+		key_text(r, x, r->keys[i], bx, sizeof(bx));
+		key_text(r, y, r->keys[i], by, sizeof(by));
+		c = strcmp(bx, by);
+		if (c)
+			return c;
+	}
+	return 0;
+}
+
+static double pct(uint64_t v, uint64_t total)
+{
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	if (!strpbrk(s, ",\"\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static int node_cmp(const void *a, const void *b, void *arg)
+{
+	const struct report *r = arg;
+	const struct node *x = vec_at(&r->nodes, *(const uint32_t *)a);
+	const struct node *y = vec_at(&r->nodes, *(const uint32_t *)b);
+
+	if (x->period != y->period)
+		return x->period > y->period ? -1 : 1;
+	return x->sym < y->sym ? -1 : x->sym > y->sym;
+}
+
+/*
+ * Print the children of node `at` in perf's graph style: a lone child
+ * continues the line below; several branch with their share of total.
+ */
+static void print_tree(struct report *r, uint32_t at, const char *prefix,
+		       uint64_t total)
+{
+	const struct node *n = vec_at(&r->nodes, at);
+	uint32_t kids[64], nr = 0, i, c;
+	char name[1024], sub[4096];
+
+	for (c = n->child; c != NONE && nr < 64;) {
+		const struct node *k = vec_at(&r->nodes, c);
+
+		if (pct(k->period, total) >= GRAPH_MIN_PERCENT)
+			kids[nr++] = c;
+		c = k->sibling;
+	}
+	qsort_r(kids, nr, sizeof(kids[0]), node_cmp, r);
+	if (nr == 1 && ((const struct node *)vec_at(&r->nodes, kids[0]))
+				       ->period == n->period) {
+		sym_text(r, ((const struct node *)vec_at(&r->nodes, kids[0]))
+				    ->sym, name, sizeof(name), false);
+		fprintf(r->out, "%s%s\n", prefix, name);
+		print_tree(r, kids[0], prefix, total);
+		return;
+	}
+	for (i = 0; i < nr; i++) {
+		const struct node *k = vec_at(&r->nodes, kids[i]);
+		bool last = i + 1 == nr;
+		char head[32];
+		int hl;
+
+		sym_text(r, k->sym, name, sizeof(name), false);
+		hl = snprintf(head, sizeof(head), "--%.2f%%--",
+			      pct(k->period, total));
+		fprintf(r->out, "%s%s%s%s\n", prefix, last ? " " : "|", head,
+			name);
+		snprintf(sub, sizeof(sub), "%s%s%*s", prefix, last ? " " : "|",
+			 hl, "");
+		if (strlen(sub) < sizeof(sub) - 1)
+			print_tree(r, kids[i], sub, total);
+		if (!last)
+			fprintf(r->out, "%s|\n", prefix);
+	}
+}
+
+static void print_graph(struct report *r, const struct row *row,
+			uint64_t total)
+{
+	const struct node *root;
+	char name[1024];
+	uint32_t first;
+
+	if (row->tree == NONE)
+		return;
+	root = vec_at(&r->nodes, row->tree);
+	first = root->child;
+	fprintf(r->out, "            |\n");
+	if (first != NONE &&
+	    ((const struct node *)vec_at(&r->nodes, first))->sibling == NONE) {
+		const struct node *f = vec_at(&r->nodes, first);
+
+		sym_text(r, f->sym, name, sizeof(name), false);
+		fprintf(r->out, "            ---%s\n", name);
+		print_tree(r, first, "               ", total);
+	} else {
+		print_tree(r, row->tree, "            ", total);
+	}
+	fprintf(r->out, "\n");
+}
+
+/* Rows of one event, sorted, in *out (malloc'd); returns the count. */
+static uint32_t event_rows(struct report *r, uint32_t event, uint32_t **out)
+{
+	uint32_t *idx = malloc(((size_t)r->rows.nr + 1) * sizeof(*idx));
+	uint32_t i, nr = 0;
+
+	*out = idx;
+	if (!idx)
+		return 0;
+	for (i = 0; i < r->rows.nr; i++)
+		if (((const struct row *)vec_at(&r->rows, i))->event == event)
+			idx[nr++] = i;
+	qsort_r(idx, nr, sizeof(*idx), row_cmp, r);
+	return nr;
+}
+
+static const char *event_name(const struct report *r, uint32_t e)
+{
+	const struct pipe_meta *m = r->host->meta(r->ctx);
+
+	if (m && e < m->nr_events && m->events[e].name)
+		return m->events[e].name;
+	return "unknown";
+}
+
+static bool row_shown(const struct report *r, const struct row *row,
+		      uint64_t total, uint32_t rank)
+{
+	uint64_t v = r->children ? row->children : row->period;
+
+	if (r->top > 0 && rank >= r->top)
+		return false;
+	return pct(v, total) >= r->percent_limit;
+}
+
+static void print_text(struct report *r, uint32_t event, const uint32_t *idx,
+		       uint32_t nr)
+{
+	const struct event_total *t = &r->totals[event];
+	size_t width[MAX_KEYS];
+	char buf[1024];
+	uint32_t i, j, shown = 0;
+
+	fprintf(r->out, "#\n# Samples: %" PRIu64 " of event '%s'\n"
+			"# Event count (approx.): %" PRIu64 "\n#\n",
+		t->samples, event_name(r, event), t->period);
+	for (j = 0; j < r->nr_keys; j++)
+		width[j] = strlen(key_titles[r->keys[j]]);
+	for (i = 0; i < nr; i++) {
+		const struct row *row = vec_at(&r->rows, idx[i]);
+
+		if (!row_shown(r, row, t->period, i))
+			break;
+		shown++;
+		for (j = 0; j + 1 < r->nr_keys; j++) {
+			key_text(r, row, r->keys[j], buf, sizeof(buf));
+			if (strlen(buf) > width[j])
+				width[j] = strlen(buf);
+		}
+	}
+	fprintf(r->out, r->children ? "# Children      Self  Samples"
+				    : "# Overhead  Samples");
+	for (j = 0; j < r->nr_keys; j++)
+		fprintf(r->out, "  %-*s", j + 1 < r->nr_keys ? (int)width[j] : 0,
+			key_titles[r->keys[j]]);
+	fprintf(r->out, r->children ? "\n# ........  ........  .......":
+				      "\n# ........  .......");
+	for (j = 0; j < r->nr_keys; j++) {
+		size_t w = j + 1 < r->nr_keys ? width[j]
+					      : strlen(key_titles[r->keys[j]]);
+
+		fputs("  ", r->out);
+		while (w--)
+			fputc('.', r->out);
+	}
+	fprintf(r->out, "\n#\n");
+	for (i = 0; i < shown; i++) {
+		const struct row *row = vec_at(&r->rows, idx[i]);
+
+		if (r->children)
+			fprintf(r->out, "  %7.2f%%  %7.2f%%  %7" PRIu64,
+				pct(row->children, t->period),
+				pct(row->period, t->period), row->samples);
+		else
+			fprintf(r->out, "  %7.2f%%  %7" PRIu64,
+				pct(row->period, t->period), row->samples);
+		for (j = 0; j < r->nr_keys; j++) {
+			key_text(r, row, r->keys[j], buf, sizeof(buf));
+			fprintf(r->out, "  %-*s",
+				j + 1 < r->nr_keys ? (int)width[j] : 0, buf);
+		}
+		fputc('\n', r->out);
+		if (r->graph != GRAPH_NONE)
+			print_graph(r, row, t->period);
+	}
+	fprintf(r->out, "\n");
+}
+
+static void print_csv(struct report *r, uint32_t event, const uint32_t *idx,
+		      uint32_t nr)
+{
+	const struct event_total *t = &r->totals[event];
+	char buf[1024];
+	uint32_t i, j;
+
+	for (i = 0; i < nr; i++) {
+		const struct row *row = vec_at(&r->rows, idx[i]);
+
+		if (!row_shown(r, row, t->period, i))
+			break;
+		csv_field(r->out, event_name(r, event));
+		if (r->children)
+			fprintf(r->out, ",%.2f", pct(row->children, t->period));
+		fprintf(r->out, ",%.2f,%" PRIu64 ",%" PRIu64,
+			pct(row->period, t->period), row->samples, row->period);
+		for (j = 0; j < r->nr_keys; j++) {
+			key_text(r, row, r->keys[j], buf, sizeof(buf));
+			fputc(',', r->out);
+			csv_field(r->out, buf);
+		}
+		fputc('\n', r->out);
+	}
+}
+
+/* flamegraph.pl input: "comm;root;...;leaf count", one distinct stack a
+ * line, in first-seen order (flamegraph.pl sorts itself). */
+static void print_folded(struct report *r)
+{
+	char name[1024];
+	uint32_t i, j;
+
+	for (i = 0; i < r->chains.nr; i++) {
+		const struct chain *c = vec_at(&r->chains, i);
+		const uint32_t *f = vec_at(&r->pool, c->off);
+		const char *comm = str_of(r, c->comm);
+
+		fputs(comm ? comm : "[unknown]", r->out);
+		for (j = c->len; j-- > 0;) {
+			sym_text(r, f[j], name, sizeof(name), false);
+			fputc(';', r->out);
+			fputs(name, r->out);
+		}
+		fprintf(r->out, " %" PRIu64 "\n", c->samples);
+	}
+}
+
+static int report_finish(void *state)
+{
+	struct report *r = state;
+	uint32_t e, nr, *idx, j;
+	int ret = 0;
+
+	if (r->children && (ret = compute_children(r)) < 0)
+		goto fail;
+	if (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT &&
+	    (ret = build_graphs(r)) < 0)
+		goto fail;
+	if (r->format == FORMAT_FOLDED) {
+		print_folded(r);
+		goto flush;
+	}
+	if (r->format == FORMAT_TEXT) {
+		uint64_t total = 0;
+
+		for (e = 0; e <= r->nr_events; e++)
+			total += r->totals[e].samples;
+		fprintf(r->out, "# pipe report\n# Total samples: %" PRIu64
+				"\n# Total Lost Samples: %" PRIu64
+				"\n# Throttled: %" PRIu64 "\n",
+			total, r->lost, r->throttled);
+		if (r->bad_samples)
+			fprintf(r->out, "# Malformed samples skipped: %" PRIu64
+					"\n", r->bad_samples);
+	} else {
+		fprintf(r->out, "event%s,overhead,samples,period",
+			r->children ? ",children" : "");
+		for (j = 0; j < r->nr_keys; j++)
+			fprintf(r->out, ",%s", key_names[r->keys[j]]);
+		fputc('\n', r->out);
+	}
+	for (e = 0; e <= r->nr_events; e++) {
+		if (r->totals[e].samples == 0)
+			continue;
+		nr = event_rows(r, e, &idx);
+		if (!idx) {
+			ret = -ENOMEM;
+			goto fail;
+		}
+		if (r->format == FORMAT_TEXT)
+			print_text(r, e, idx, nr);
+		else
+			print_csv(r, e, idx, nr);
+		free(idx);
+	}
+flush:
+	if (fflush(r->out) != 0 || ferror(r->out)) {
+		r->host->error(r->ctx, "cannot write the report '%s': %s",
+			       r->output, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+fail:
+	r->host->error(r->ctx, "cannot build the report: %s", strerror(-ret));
+	return ret;
+}
+
+/* ---- setup -------------------------------------------------------------- */
+
+static int parse_keys(struct report *r)
+{
+	const char *const *items;
+	uint32_t n = r->host->arg_list(r->ctx, "sort", &items), i, k;
+
+	if (n == 0 || n > MAX_KEYS) {
+		r->host->error(r->ctx, "bad sort '%s': give 1 to %d keys",
+			       r->host->arg_str(r->ctx, "sort"), MAX_KEYS);
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < NR_KEYS; k++)
+			if (strcmp(items[i], key_names[k]) == 0)
+				break;
+		if (k == NR_KEYS || r->key_on[k]) {
+			r->host->error(r->ctx, "%s sort key '%s'",
+				       k == NR_KEYS ? "unknown" : "repeated",
+				       items[i]);
+			r->host->hint(r->ctx,
+				      "sort keys: comm, pid, dso, sym, cpu, "
+				      "joined with '+'");
+			return -EINVAL;
+		}
+		r->keys[r->nr_keys++] = k;
+		r->key_on[k] = true;
+	}
+	return 0;
+}
+
+static int parse_filters(struct report *r)
+{
+	const char *const *pids;
+	uint32_t i;
+	char *end;
+
+	r->nr_f_comm = r->host->arg_list(r->ctx, "comm", &r->f_comm);
+	r->nr_f_dso = r->host->arg_list(r->ctx, "dso", &r->f_dso);
+	r->nr_f_sym = r->host->arg_list(r->ctx, "sym", &r->f_sym);
+	r->nr_f_pid = r->host->arg_list(r->ctx, "pid", &pids);
+	if (r->nr_f_pid == 0)
+		return 0;
+	r->f_pid = calloc(r->nr_f_pid, sizeof(*r->f_pid));
+	if (!r->f_pid)
+		return -ENOMEM;
+	for (i = 0; i < r->nr_f_pid; i++) {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(pids[i], &end, 10);
+		if (errno || end == pids[i] || *end || v > UINT32_MAX) {
+			r->host->error(r->ctx, "bad pid '%s': not a process id",
+				       pids[i]);
+			return -EINVAL;
+		}
+		r->f_pid[i] = (uint32_t)v;
+	}
+	return 0;
+}
+
+static int open_output(struct report *r)
+{
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC, fd;
+
+	if (strcmp(r->output, "-") == 0) {
+		r->out = stdout;
+		return 0;
+	}
+	flags |= r->force ? O_TRUNC : O_EXCL;
+	fd = open(r->output, flags, 0644);
+	if (fd < 0) {
+		int e = errno;
+
+		if (e == EEXIST) {
+			r->host->error(r->ctx, "output '%s' already exists",
+				       r->output);
+			r->host->hint(r->ctx, "add force=on to overwrite it: "
+				      "-k report:%s,force=on", r->output);
+		} else {
+			r->host->error(r->ctx, "cannot create '%s': %s",
+				       r->output, strerror(e));
+		}
+		return -e;
+	}
+	r->out = fdopen(fd, "w");
+	if (!r->out) {
+		close(fd);
+		return -ENOMEM;
+	}
+	r->out_owned = true;
+	return 0;
+}
+
+static void report_close(void *state)
+{
+	struct report *r = state;
+
+	if (!r)
+		return;
+	if (r->out_owned)
+		fclose(r->out);
+	free(r->strs.items);
+	free(r->strs_h.slots);
+	free(r->syms.items);
+	free(r->syms_h.slots);
+	free(r->rows.items);
+	free(r->rows_h.slots);
+	free(r->chains.items);
+	free(r->chains_h.slots);
+	free(r->pool.items);
+	free(r->nodes.items);
+	free(r->rcache);
+	free(r->ccache);
+	free(r->totals);
+	free(r->f_pid);
+	free(r);
+}
+
+static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		       void **state)
+{
+	struct report *r = calloc(1, sizeof(*r));
+	const char *limit;
+	char *end;
+	int ret;
+
+	if (!r)
+		return -ENOMEM;
+	r->host = host;
+	r->ctx = ctx;
+	r->strs.size = sizeof(struct str);
+	r->syms.size = sizeof(struct sym);
+	r->rows.size = sizeof(struct row);
+	r->chains.size = sizeof(struct chain);
+	r->pool.size = sizeof(uint32_t);
+	r->nodes.size = sizeof(struct node);
+	r->gen = 1;
+	ret = parse_keys(r);
+	if (ret == 0)
+		ret = parse_filters(r);
+	if (ret < 0)
+		goto fail;
+	limit = host->arg_str(ctx, "percent_limit");
+	errno = 0;
+	r->percent_limit = strtod(limit, &end);
+	if (errno || end == limit || *end || r->percent_limit < 0 ||
+	    r->percent_limit > 100) {
+		host->error(ctx, "bad percent_limit '%s': give a number from "
+			    "0 to 100", limit);
+		ret = -EINVAL;
+		goto fail;
+	}
+	r->top = host->arg_int(ctx, "top");
+	r->children = host->arg_int(ctx, "children");
+	r->graph = (enum graph)host->arg_int(ctx, "graph");
+	r->format = (enum format)host->arg_int(ctx, "format");
+	r->output = host->arg_str(ctx, "output");
+	r->force = host->arg_int(ctx, "force");
+	r->need_chains = r->children || r->format == FORMAT_FOLDED ||
+			 (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT);
+	r->rcache = calloc(1u << RCACHE_BITS, sizeof(*r->rcache));
+	r->ccache = calloc(1u << CCACHE_BITS, sizeof(*r->ccache));
+	if (!r->rcache || !r->ccache) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	ret = open_output(r);
+	if (ret < 0)
+		goto fail;
+	*state = r;
+	return 0;
+fail:
+	report_close(r);
+	return ret;
+}
+
+static int report_start(void *state)
+{
+	struct report *r = state;
+	const struct pipe_meta *m = r->host->meta(r->ctx);
+
+	r->nr_events = m ? m->nr_events : 0;
+	/* one more slot for samples of no known event */
+	r->totals = calloc((size_t)r->nr_events + 1, sizeof(*r->totals));
+	if (!r->totals)
+		return -ENOMEM;
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SINK,
+	.flags = PIPE_PLUGIN_SYMBOLS,
+	.name = "report",
+	.summary = "where the time went: a perf-report table, graphs, CSV, "
+		   "folded stacks",
+	.version = "1",
+	.params = report_params,
+	.open = report_open,
+	.close = report_close,
+	.start_sink = report_start,
+	.consume = report_consume,
+	.finish = report_finish,
+};
