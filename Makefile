@@ -24,7 +24,8 @@ BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
 CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
 PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -fPIC -fvisibility=hidden
 
-have = $(shell printf '\#include <$(1)>\nint main(void){return 0;}\n' | \
+HASH := \#
+have = $(shell printf '$(HASH)include <$(1)>\nint main(void){return 0;}\n' | \
 	$(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo y)
 
 # ---- core: build/pipe ------------------------------------------------------
@@ -44,7 +45,7 @@ NEED_codec_zstd := zstd.h
 # a plugin whose library is missing is skipped with a message
 plugin_ok = $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y)
 PLUGINS := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),$(BUILD)/plugins/$(basename $(notdir $(s))).so))
-SKIPPED := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),,$(basename $(notdir $(s)))))
+SKIPPED := $(strip $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),,$(basename $(notdir $(s))))))
 
 # ---- tests --------------------------------------------------------------------
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

@@ -3,6 +3,7 @@
  * speed, for debugging the format, and where no library is built.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pipe_plugin.h"
@@ -12,21 +13,22 @@ struct none_state {
 	struct pipe_ctx *ctx;         /* borrowed */
 };
 
-static struct none_state none_instance_unused;
-
 static int none_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		     void **state)
 {
-	(void)host;
-	(void)ctx;
-	/* stateless: every instance shares one dummy object */
-	*state = &none_instance_unused;
+	struct none_state *s = malloc(sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->host = host;
+	s->ctx = ctx;
+	*state = s;
 	return 0;
 }
 
 static void none_close(void *state)
 {
-	(void)state;
+	free(state);
 }
 
 static size_t none_bound(void *state, size_t raw_len)
@@ -38,10 +40,20 @@ static size_t none_bound(void *state, size_t raw_len)
 static int none_compress(void *state, uint32_t dict_id, const void *src,
 			 size_t len, void *dst, size_t cap, size_t *out_len)
 {
-	(void)state;
-	if (dict_id || len > cap)
+	struct none_state *s = state;
+
+	if (dict_id) {
+		s->host->error(s->ctx, "cannot compress with 'none': it takes no dictionary (id %u)",
+			       dict_id);
 		return -EINVAL;
-	memcpy(dst, src, len);
+	}
+	if (len > cap) {
+		s->host->error(s->ctx, "cannot compress with 'none': %zu bytes do not fit in %zu",
+			       len, cap);
+		return -EINVAL;
+	}
+	if (len)
+		memcpy(dst, src, len);
 	*out_len = len;
 	return 0;
 }
@@ -49,10 +61,20 @@ static int none_compress(void *state, uint32_t dict_id, const void *src,
 static int none_decompress(void *state, uint32_t dict_id, const void *src,
 			   size_t len, void *dst, size_t raw_len)
 {
-	(void)state;
-	if (dict_id || len != raw_len)
+	struct none_state *s = state;
+
+	if (dict_id) {
+		s->host->error(s->ctx, "cannot decompress with 'none': it takes no dictionary (id %u)",
+			       dict_id);
 		return -EINVAL;
-	memcpy(dst, src, len);
+	}
+	if (len != raw_len) {
+		s->host->error(s->ctx, "cannot decompress with 'none': stored length %zu is not the raw length %zu",
+			       len, raw_len);
+		return -EINVAL;
+	}
+	if (len)
+		memcpy(dst, src, len);
 	return 0;
 }
 

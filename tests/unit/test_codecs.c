@@ -269,13 +269,9 @@ struct codec_case {
 	int nr_levels;
 };
 
-/*
- * none stores bytes as they are, so only lengths can be wrong.  It does not
- * call host->error yet (plugins/codec_none.c is another room's): flip
- * `explains` when it does.
- */
+/* none stores bytes as they are, so only lengths can be wrong. */
 static const struct codec_case cases[] = {
-	{ "codec_none", "none", 0, false, false, false, { 0 }, 0 },
+	{ "codec_none", "none", 0, false, false, true, { 0 }, 0 },
 	{ "codec_zlib", "zlib", 1, true, true, true, { 1, 6, 9 }, 3 },
 	{ "codec_lzma", "lzma", 2, true, false, true, { 0, 6, 9 }, 3 },
 	{ "codec_zstd", "zstd", 3, true, false, true, { -5, 1, 3, 19 }, 4 },
