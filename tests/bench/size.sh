@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# size.sh - file bytes per sample, pipe against `perf record -z` (issue 6).
+# Records the bundled mixed workload (tests/workloads/mixed.c) for SIZE_SECS
+# seconds (default 25: over 100k samples at 4 kHz on 2 CPUs) in turn with
+#   pipe -s perf:event=cpu-clock,freq=4000 -c zstd:L -k file:p.dat -- mixed S
+#   perf record -B -g -e cpu-clock -F 4000 --compression-level=L -o f.perf \
+#       -- mixed S
+# for L in 1 3 9, and prints total file bytes / samples for each and the
+# ratio pipe/perf (target: at most 0.80).  Then it rewrites the level-3
+# pipe recording with transform=off and several block sizes (same records,
+# so `pipe verify` digests must match) to show what each part buys.
+# perf's sample count comes from `perf report --stats` on a copy passed
+# through tests/tools/perfdata-fix-mmap2.py (perf 6.1 on kernel 6.18).
+# perf runs with -B: its build-id pass crashes on this kernel.
+set -u
+PIPE=$BUILD/pipe
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+W=$BUILD/tests/workloads/mixed
+SECS=${SIZE_SECS:-25}
+LEVELS=${SIZE_LEVELS:-1 3 9}
+BLOCKS=${SIZE_BLOCKS:-16K 32K 64K 128K 256K 1M}
+MIN_SAMPLES=100000
+dir=$(mktemp -d /tmp/pipe-size.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+calc() { awk "BEGIN { printf \"%.2f\\n\", $* }"; }
+info() { "$PIPE" info "$1" | sed -n "s/^$2: //p"; }
+fail() { echo "size.sh: $*" >&2; exit 1; }
+
+[ -x "$W" ] || fail "no workload '$W' (make $BUILD/tests/workloads.stamp)"
+command -v perf >/dev/null || fail "perf is not installed"
+
+perf_samples() {
+	python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$1" "$1.fixed" \
+		>/dev/null 2>&1 || return 1
+	perf report -i "$1.fixed" --stats 2>/dev/null |
+		awk '/SAMPLE events:/ { print $3; exit }'
+	rm -f "$1.fixed"
+}
+
+short=0
+printf '%s\n' "mixed workload, $SECS s, cpu-clock 4 kHz, -g, 2 CPUs; bytes per sample (B/s)"
+printf '%-6s %9s %9s %8s %9s %9s %8s %7s\n' level pipe_smp pipe_B \
+	pipe_B/s perf_smp perf_B perf_B/s ratio
+for L in $LEVELS; do
+	p=$dir/pipe$L.dat
+	f=$dir/perf$L.perf
+	"$PIPE" -q -s perf:event=cpu-clock,freq=4000 -c "zstd:$L" \
+		-k "file:$p" -- "$W" "$SECS" || fail "pipe record failed"
+	perf record -q -B -g -e cpu-clock -F 4000 --compression-level="$L" \
+		-o "$f" -- "$W" "$SECS" >/dev/null 2>&1 ||
+		fail "perf record failed"
+	ps_=$(info "$p" samples)
+	pb=$(stat -c %s "$p")
+	fs=$(perf_samples "$f")
+	fb=$(stat -c %s "$f")
+	[ -n "$fs" ] && [ "$fs" -gt 0 ] || fail "no perf sample count for '$f'"
+	[ "$ps_" -ge $MIN_SAMPLES ] && [ "$fs" -ge $MIN_SAMPLES ] || short=1
+	pbs=$(calc "$pb / $ps_")
+	fbs=$(calc "$fb / $fs")
+	printf '%-6s %9d %9d %8.2f %9d %9d %8.2f %7.3f\n' "zstd:$L" "$ps_" \
+		"$pb" "$pbs" "$fs" "$fb" "$fbs" "$(awk "BEGIN { printf \"%.3f\", $pbs / $fbs }")"
+	[ "$L" = 3 ] && cp "$p" "$dir/ref.dat"
+done
+[ $short = 0 ] || echo "note: fewer than $MIN_SAMPLES samples in a run; raise SIZE_SECS"
+
+[ -f "$dir/ref.dat" ] || exit 0
+ref=$dir/ref.dat
+rs=$(info "$ref" samples)
+digest=$("$PIPE" verify "$ref" 2>&1 | grep digest)
+echo
+echo "the zstd:3 pipe recording rewritten (same $rs samples; digests checked):"
+printf '%-28s %10s %8s %7s\n' "-c" bytes B/s blocks
+row() {
+	local c=$1 o=$dir/x.dat d
+	rm -f "$o"
+	"$PIPE" -q -s "file:$ref" -c "$c" -k "file:$o" || fail "rewrite $c failed"
+	d=$("$PIPE" verify "$o" 2>&1 | grep digest)
+	[ "$d" = "$digest" ] || fail "digest of $c differs: $d / $digest"
+	printf '%-28s %10d %8.2f %7s\n' "$c" "$(stat -c %s "$o")" \
+		"$(calc "$(stat -c %s "$o") / $rs")" "$(info "$o" blocks)"
+}
+row none:transform=off
+row none:transform=on
+row zstd:3,transform=off
+for b in $BLOCKS; do
+	row "zstd:3,block=$b"
+done
+row zstd:3,block=1M,transform=off
+exit 0
