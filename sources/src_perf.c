@@ -173,7 +173,8 @@ static const struct pipe_param perf_params[] = {
 	{ "freq", PIPE_PARAM_INT, 0, NULL,
 	  "samples per second per CPU (default 4000)", NULL, 1, 10000000 },
 	{ "period", PIPE_PARAM_INT, 0, NULL,
-	  "sample every N events instead of freq=", NULL, 1, INT64_MAX },
+	  "sample every N events instead of freq=", NULL, 1,
+	  INT64_C(1000000000000) },
 	{ "callchain", PIPE_PARAM_BOOL, 0, "on",
 	  "record frame-pointer call chains", NULL, 0, 0 },
 	{ "cpus", PIPE_PARAM_LIST, 0, NULL,
@@ -181,8 +182,7 @@ static const struct pipe_param perf_params[] = {
 	{ "pages", PIPE_PARAM_INT, 0, "128",
 	  "ring size per CPU in pages, a power of 2", NULL, 1, 1 << 20 },
 	{ "duration", PIPE_PARAM_DURATION, 0, NULL,
-	  "stop after this long (default: until stopped)", NULL, 1,
-	  INT64_MAX },
+	  "stop after this long (default: until stopped)", NULL, 0, 0 },
 	{ "kernel", PIPE_PARAM_BOOL, 0, NULL,
 	  "sample in the kernel too (default: on where permitted)", NULL, 0,
 	  0 },
@@ -587,6 +587,12 @@ static int perf_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->pages = (uint32_t)pages;
 	s->duration_ns = host->arg_is_set(ctx, "duration")
 				 ? host->arg_int(ctx, "duration") : 0;
+	if (host->arg_is_set(ctx, "duration") && s->duration_ns <= 0) {
+		host->error(ctx, "bad value '%s' for 'duration': not above 0",
+			    host->arg_str(ctx, "duration"));
+		host->hint(ctx, "leave duration= out to record until stopped");
+		return -EINVAL;
+	}
 	ret = parse_cpus(s);
 	if (ret < 0)
 		return ret;
