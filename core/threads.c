@@ -327,8 +327,17 @@ int threads_fork(struct threads *t, uint32_t pid, uint32_t ppid,
 {
 	const struct thread *parent = u32map_get(&t->threads, ptid);
 	const char *comm = parent ? parent->comm : NULL;
-	struct thread *th;
+	struct thread *th = u32map_get(&t->threads, tid);
 
+	/*
+	 * A live thread of this pid that already has a name saw its COMM
+	 * before this FORK: records merged out of order.  The later name
+	 * wins, and maps already there (an exec's) are kept.
+	 */
+	bool late = th && !th->dead && th->pid == pid && th->comm;
+
+	if (late)
+		comm = th->comm;
 	if (pid != ppid) {
 		struct proc *child = proc_get(t, pid);
 		const struct proc *pp = u32map_get(&t->procs, ppid);
@@ -336,8 +345,9 @@ int threads_fork(struct threads *t, uint32_t pid, uint32_t ppid,
 
 		if (!child)
 			return -ENOMEM;
-		child->nr = 0;
-		if (pp && pp->nr > 0) {
+		if (!late)
+			child->nr = 0;
+		if (pp && pp->nr > 0 && child->nr == 0) {
 			ret = maps_reserve(child, pp->nr);
 			if (ret < 0)
 				return ret;

@@ -603,6 +603,11 @@ static void test_process_state(void)
 	      0);
 	CHECK(sym.name == NULL && sym.dso == NULL);
 	check_sym(s, 100, a, "fx_alpha", 0);
+	/* a FORK merged after the child's own COMM keeps the newer name */
+	comm(s, 103, 103, "renamed", false);
+	task(s, PERF_RECORD_FORK, 103, 100, 103, 100);
+	CHECK_STR(symbolizer_comm(s, 103), "renamed");
+	check_sym(s, 103, a, "fx_alpha", 0);
 	/* exited threads stay known for trailing samples ... */
 	task(s, PERF_RECORD_EXIT, 101, 100, 101, 100);
 	CHECK_STR(symbolizer_comm(s, 101), "child");
