@@ -267,7 +267,8 @@ static int load_table(Elf *elf, int fd, const struct scan *sc,
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf || !strscn)
 		return 0;
-	map = map_strings(fd, strscn, &map_len, &strs, &len);
+	if (fd >= 0)
+		map = map_strings(fd, strscn, &map_len, &strs, &len);
 	if (!map) {
 		strd = elf_getdata(strscn, NULL);
 		if (!strd || !strd->d_buf)
@@ -319,33 +320,22 @@ out:
 	return ret;
 }
 
-int elfsyms_read(const char *path, enum elfsyms_which which,
-		 struct elfsyms_info *info, struct symtab **syms,
-		 struct pipe_err *err)
+/* Headers and symbols of an open Elf; fd < 0: names are copied. */
+static int read_elf(Elf *elf, int fd, const char *what,
+		    enum elfsyms_which which, struct elfsyms_info *info,
+		    struct symtab **syms, struct pipe_err *err)
 {
 	struct scan sc = { 0 };
-	Elf *elf = NULL;
 	Elf_Scn *table = NULL;
-	int fd, ret = 0;
+	int ret;
 
-	memset(info, 0, sizeof(*info));
-	if (syms)
-		*syms = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pipe_err_set(err, -errno, "cannot open '%s': %s", path,
-				    strerror(errno));
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		ret = pipe_err_set(err, -EINVAL, "cannot read '%s': %s", path,
-				   "not an ELF file");
-		goto out;
-	}
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		return pipe_err_set(err, -EINVAL, "cannot read '%s': %s", what,
+				    "not an ELF file");
 	read_loads(elf, info);
 	ret = scan_sections(elf, info, &sc);
 	if (ret < 0) {
-		pipe_err_set(err, ret, "cannot read '%s': %s", path,
+		pipe_err_set(err, ret, "cannot read '%s': %s", what,
 			     strerror(-ret));
 		goto out;
 	}
@@ -356,10 +346,47 @@ int elfsyms_read(const char *path, enum elfsyms_which which,
 	if (!table && (which == ELFSYMS_ANY || which == ELFSYMS_DYNSYM))
 		table = sc.dynsym;
 	if (table && syms)
-		ret = load_table(elf, fd, &sc, table, path, syms, err);
+		ret = load_table(elf, fd, &sc, table, what, syms, err);
 out:
 	free(sc.exec);
+	return ret;
+}
+
+int elfsyms_read(const char *path, enum elfsyms_which which,
+		 struct elfsyms_info *info, struct symtab **syms,
+		 struct pipe_err *err)
+{
+	Elf *elf;
+	int fd, ret;
+
+	memset(info, 0, sizeof(*info));
+	if (syms)
+		*syms = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pipe_err_set(err, -errno, "cannot open '%s': %s", path,
+				    strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ret = read_elf(elf, fd, path, which, info, syms, err);
 	elf_end(elf);
 	close(fd);
+	return ret;
+}
+
+int elfsyms_read_mem(void *image, size_t size, const char *what,
+		     enum elfsyms_which which, struct elfsyms_info *info,
+		     struct symtab **syms, struct pipe_err *err)
+{
+	Elf *elf;
+	int ret;
+
+	memset(info, 0, sizeof(*info));
+	if (syms)
+		*syms = NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_memory(image, size);
+	ret = read_elf(elf, -1, what, which, info, syms, err);
+	elf_end(elf);
 	return ret;
 }

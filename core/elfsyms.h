@@ -51,6 +51,12 @@ int elfsyms_read(const char *path, enum elfsyms_which which,
 		 struct elfsyms_info *info, struct symtab **syms,
 		 struct pipe_err *err);
 
+/* The same for an ELF image in memory (image is borrowed for the call;
+ * names are copied); `what` names it in messages. */
+int elfsyms_read_mem(void *image, size_t size, const char *what,
+		     enum elfsyms_which which, struct elfsyms_info *info,
+		     struct symtab **syms, struct pipe_err *err);
+
 /*
  * Address in the file's space of a file offset, by the PT_LOAD holding
  * it: vaddr = off - p_offset + p_vaddr.  false when no segment holds it.

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
@@ -63,6 +64,9 @@ struct symbolizer {
 	struct dso kernel;               /* [kernel.kallsyms] */
 	uint64_t kernel_shift;           /* recorded _text - current _text */
 	uint64_t nr_malformed;           /* sideband records ignored */
+	bool kernel_checked;             /* kernel_differs is known */
+	bool kernel_differs;             /* recorded kernel is another */
+	char kernel_id[2 * ELFSYMS_BUILD_ID_MAX + 1]; /* running kernel's */
 };
 
 static void sym_warn(struct symbolizer *s, const char *fmt, ...)
@@ -442,28 +446,70 @@ static uint64_t parse_hex(const char *v)
 	return strtoull(v, NULL, 16);
 }
 
-static void check_kernel_build_id(struct symbolizer *s)
+/*
+ * Is this the recorded kernel build?  Compares the recorded
+ * kernel_build_id with /sys/kernel/notes once; true when either is
+ * unknown.  *rec and *now are set for messages.
+ */
+static bool kernel_same(struct symbolizer *s)
 {
 	const char *rec = s->meta ? meta_prop(s->meta, "kernel_build_id")
 				  : NULL;
 	uint8_t id[ELFSYMS_BUILD_ID_MAX];
-	char hex[2 * ELFSYMS_BUILD_ID_MAX + 1];
 	uint32_t n = 0;
 	char *buf;
 	size_t len;
 
+	if (s->kernel_checked)
+		return !s->kernel_differs;
+	s->kernel_checked = true;
 	if (!rec || !rec[0])
-		return;
+		return true;
 	if (read_text("/sys/kernel/notes", &buf, &len) == 0) {
 		n = elfsyms_notes_build_id(buf, len, id);
 		free(buf);
 	}
 	if (n == 0)
-		return;
-	elfsyms_hex(id, n, hex);
-	if (strcasecmp(hex, rec) != 0)
+		return true;
+	elfsyms_hex(id, n, s->kernel_id);
+	s->kernel_differs = strcasecmp(s->kernel_id, rec) != 0;
+	return !s->kernel_differs;
+}
+
+static void check_kernel_build_id(struct symbolizer *s)
+{
+	if (!kernel_same(s))
 		sym_warn(s, "kernel build-id %s differs from the recorded %s: "
-			 "kernel symbols may be wrong", hex, rec);
+			 "kernel symbols may be wrong", s->kernel_id,
+			 meta_prop(s->meta, "kernel_build_id"));
+}
+
+/*
+ * [vdso]: the kernel maps the same image into every process, so this
+ * process's copy names the recorded one when the kernel is the same.
+ */
+static void load_vdso(struct symbolizer *s, struct dso *d)
+{
+	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	struct pipe_err err;
+	uint64_t size;
+	void *copy;
+
+	d->loaded = true;
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 || !kernel_same(s))
+		return;
+	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1u << 20))
+		return;
+	copy = malloc(size);
+	if (!copy)
+		return;
+	memcpy(copy, eh, size);
+	if (elfsyms_read_mem(copy, size, d->name, ELFSYMS_ANY, &d->info,
+			     &d->syms, &err) < 0)
+		d->syms = NULL;
+	free(copy);
 }
 
 static void load_kernel(struct symbolizer *s)
@@ -791,6 +837,15 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 	}
 	d = m->dso;
 	off = ip - m->start + m->pgoff;
+	if (d->kind == DSO_SPECIAL && strcmp(d->name, "[vdso]") == 0) {
+		if (!d->loaded)
+			load_vdso(s, d);
+		if (!elfsyms_vaddr(&d->info, off, &vaddr))
+			vaddr = off;
+		fill(s, d, vaddr, 0, out);
+		out->offset = out->name ? out->offset : off;
+		return 0;
+	}
 	if (d->kind != DSO_ELF) {
 		out->dso = d->name;
 		out->dso_short = d->short_name;

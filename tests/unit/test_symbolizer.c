@@ -5,6 +5,7 @@
  * state (FORK, COMM exec, EXIT), kallsyms with a KASLR shift, a perf map,
  * deleted binaries, build-id checks and malformed sideband records.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -667,6 +668,38 @@ static void test_map_replacement(void)
 	symbolizer_free(s);
 }
 
+/* [vdso] is named from this process's own copy of the same kernel's */
+static void test_vdso(void)
+{
+	struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
+	unsigned long long lo = 0, hi = 0;
+	struct pipe_symbol sym;
+	char line[512];
+	void *h, *fn;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]"))
+			sscanf(line, "%llx-%llx", &lo, &hi);
+	if (f)
+		fclose(f);
+	h = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+	fn = h ? dlsym(h, "__vdso_clock_gettime") : NULL;
+	if (!lo || !fn) {
+		printf("note: no vdso here, vdso test not run\n");
+		symbolizer_free(s);
+		return;
+	}
+	mmap2(s, 90, lo, hi - lo, 0, "[vdso]", NULL, 0);
+	CHECK(symbolizer_resolve(s, 90, (uint64_t)(uintptr_t)fn + 2,
+				 PERF_RECORD_MISC_USER, &sym) == 0);
+	CHECK(sym.name && strstr(sym.name, "clock_gettime"));
+	CHECK(sym.offset == 2);
+	CHECK_STR(sym.dso, "[vdso]");
+	dlclose(h);
+	symbolizer_free(s);
+}
+
 static void test_malformed(void)
 {
 	struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
@@ -728,6 +761,7 @@ int main(void)
 	test_cxx();
 	test_process_state();
 	test_map_replacement();
+	test_vdso();
 	test_malformed();
 	return test_result();
 }
