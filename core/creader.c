@@ -10,24 +10,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "container.h"
-#include "decode.h"
 #include "err.h"
 #include "format.h"
 #include "merge.h"
 #include "meta.h"
 #include "transform.h"
+#include "cblock.h"
 
 #define CR_CHUNK (256u << 10)     /* bytes asked of the source at once */
 #define CR_BATCH 4096             /* records per released batch */
-#define CR_MAX_CODECS 16
+#define CR_MIN_BLOCK_LEN 112      /* the smallest possible block */
 
-struct cr_codec {
-	uint32_t id;                  /* codec id of block headers */
-	const struct pipe_plugin *p;  /* NULL: could not open */
-	void *state;                  /* the host's instance */
-	char why[512];                /* why it could not open */
+/* A block the window read will visit. */
+struct cr_entry {
+	uint64_t off;                 /* block offset */
+	uint64_t t_min, t_max;        /* its record times */
+	uint32_t stream;              /* its stream */
+	uint32_t type;                /* its block type */
 };
 
 struct creader {
@@ -43,21 +45,24 @@ struct creader {
 	uint64_t eof_at;              /* where the source ended, or MAX */
 	struct meta *meta;            /* owned */
 	struct merge *merge;          /* owned */
-	struct transform *tf;         /* owned, made on first use */
-	struct cr_codec codecs[CR_MAX_CODECS];
-	uint32_t nr_codecs;
+	struct cb_ctx ctx;            /* codecs, transforms, dictionaries */
+	struct cb_pool *pool;         /* owned; NULL: decode inline */
+	struct cb_job job;            /* the inline job */
 	uint64_t pos;                 /* offset of the next block */
 	uint64_t horizon;             /* records older than this are read */
 	uint64_t origin;              /* time 0 of messages: first block */
 	bool have_origin;
 	bool at_end;                  /* no more blocks */
 	bool clean_end;               /* saw a good END block */
-	uint8_t *coded;               /* owned codec output */
-	size_t coded_cap;
-	uint8_t *raw;                 /* owned record bytes */
-	size_t raw_cap;
-	struct pipe_record *recs;     /* owned views into raw */
-	size_t recs_cap;
+	/* window and subset */
+	bool filter;                  /* a window or subset was asked */
+	bool have_window;             /* lo and hi are known */
+	uint64_t lo, hi;              /* absolute window, ns */
+	bool *stream_ok;              /* owned, per CPU stream: wanted */
+	uint32_t nr_stream_ok;
+	struct cr_entry *ents;        /* owned: the blocks to visit */
+	size_t nr_ents, next_ent;
+	bool selective;               /* visit ents only */
 	char line[512];               /* the last damage line */
 	struct cr_stats st;
 };
@@ -250,220 +255,181 @@ static int cr_block_damaged(struct creader *r, const struct fmt_block *b,
 	return cr_damage(r, err);
 }
 
-static int cr_codec_get(struct creader *r, uint32_t id, struct cr_codec **out)
+/* A job's records go to the merge, or its damage is reported. */
+static int cr_retire(struct creader *r, struct cb_job *j,
+		     struct pipe_err *err)
 {
-	struct pipe_err e = { { 0 }, { 0 } };
-	struct cr_codec *c;
-	uint32_t i;
 	int ret;
 
-	for (i = 0; i < r->nr_codecs; i++) {
-		if (r->codecs[i].id == id) {
-			*out = &r->codecs[i];
-			return 0;
-		}
-	}
-	if (r->nr_codecs == CR_MAX_CODECS)
-		return -ENOSPC;
-	c = &r->codecs[r->nr_codecs++];
-	memset(c, 0, sizeof(*c));
-	c->id = id;
-	ret = r->opts.codec_open ? r->opts.codec_open(r->opts.opaque, id, &c->p,
-						      &c->state, &e)
-				 : -ENOENT;
-	if (ret < 0 || !c->p || !c->p->decompress) {
-		c->p = NULL;
-		snprintf(c->why, sizeof(c->why), "unknown codec %" PRIu32, id);
-		if (e.msg[0])
-			cr_copy(c->why, sizeof(c->why), e.msg);
-	}
-	*out = c;
-	return 0;
-}
-
-/*
- * Turn a block's stored payload into its raw bytes in r->raw.  On
- * failure *why says what went wrong (for the damage line).
- */
-static int cr_decode_payload(struct creader *r, const struct fmt_block *b,
-			     const uint8_t *payload, char *why, size_t cap)
-{
-	struct pipe_err e = { { 0 }, { 0 } };
-	const uint8_t *coded = payload;
-	struct cr_codec *c;
-	int ret;
-
-	if (cr_grow(&r->raw, &r->raw_cap, (size_t)b->raw + 8) ||
-	    cr_grow(&r->coded, &r->coded_cap, (size_t)b->coded + 8)) {
-		cr_copy(why, cap, strerror(ENOMEM));
-		return -ENOMEM;
-	}
-	if (b->transform == TRANSFORM_NONE && b->coded != b->raw) {
-		snprintf(why, cap, "coded length %" PRIu32
-			 " differs from raw length %" PRIu32, b->coded, b->raw);
-		return -EINVAL;
-	}
-	if (b->transform != TRANSFORM_NONE &&
-	    b->transform != TRANSFORM_COLUMNS) {
-		snprintf(why, cap, "unknown transform %" PRIu32, b->transform);
-		return -EINVAL;
-	}
-	if (b->codec == FMT_CODEC_NONE) {
-		if (b->stored != b->coded) {
-			snprintf(why, cap, "stored length %" PRIu32
-				 " differs from coded length %" PRIu32,
-				 b->stored, b->coded);
-			return -EINVAL;
-		}
-	} else {
-		ret = cr_codec_get(r, b->codec, &c);
-		if (ret < 0 || !c->p) {
-			cr_copy(why, cap, ret < 0 ? "too many codecs" : c->why);
-			return -EINVAL;
-		}
-		ret = c->p->decompress(c->state, b->dict, payload, b->stored,
-				       r->coded, b->coded);
-		if (ret < 0) {
-			snprintf(why, cap, "codec '%s' cannot decode it: %s",
-				 c->p->name, strerror(-ret));
-			return -EINVAL;
-		}
-		coded = r->coded;
-	}
-	if (b->transform == TRANSFORM_NONE) {
-		if (coded != r->raw)
-			memcpy(r->raw, coded, b->raw);
-		return 0;
-	}
-	if (!r->tf) {
-		ret = transform_new(&r->tf, r->meta, &e);
-		if (ret < 0) {
-			cr_copy(why, cap, e.msg);
+	if (j->trailer_bad) {
+		snprintf(r->line, sizeof(r->line),
+			 "damaged block trailer in '%s' at offset %" PRIu64
+			 ": its records are kept", r->opts.name,
+			 j->off + fmt_block_len(&j->b) - FMT_TRAILER_SIZE);
+		r->st.blocks_damaged++;
+		ret = cr_damage(r, err);
+		if (ret < 0)
 			return ret;
-		}
 	}
-	ret = transform_decode(r->tf, coded, b->coded, r->raw, b->raw, &e);
-	if (ret < 0) {
-		cr_copy(why, cap, e.msg[0] ? e.msg : "bad transform");
-		return -EINVAL;
+	if (j->status == -ENOMEM)
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
+				    r->opts.name, j->why);
+	if (j->status < 0) {
+		ret = cr_block_damaged(r, &j->b, j->off, j->why, err);
+		if (ret < 0)
+			return ret;
+	} else {
+		r->st.blocks_decoded++;
+		r->st.raw_bytes += j->b.raw;
+		r->st.records += j->c.records;
+		r->st.samples += j->c.samples;
+		r->st.lost += j->c.lost;
+		r->st.throttles += j->c.throttles;
+		if (j->c.t_first &&
+		    (!r->st.t_first || j->c.t_first < r->st.t_first))
+			r->st.t_first = j->c.t_first;
+		if (j->c.t_last > r->st.t_last)
+			r->st.t_last = j->c.t_last;
+		if (merge_push(r->merge, j->recs, j->nr) < 0)
+			return pipe_err_set(err, -ENOMEM,
+					    "cannot read '%s': %s",
+					    r->opts.name, strerror(ENOMEM));
+	}
+	if (j->horizon > r->horizon)
+		r->horizon = j->horizon;
+	return 0;
+}
+
+/* Retire the oldest job of the pool (waiting for it). */
+static int cr_retire_oldest(struct creader *r, struct pipe_err *err)
+{
+	struct cb_job *j = cb_pool_oldest(r->pool);
+	int ret;
+
+	ret = cr_retire(r, j, err);
+	cb_pool_retire(r->pool);
+	return ret;
+}
+
+/* Finish every job in flight, so what follows is reported in order. */
+static int cr_drain(struct creader *r, struct pipe_err *err)
+{
+	int ret;
+
+	while (r->pool && cb_pool_pending(r->pool)) {
+		ret = cr_retire_oldest(r, err);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }
 
-/* Check the records of r->raw against the header and fill r->recs. */
-static int cr_walk_records(struct creader *r, const struct fmt_block *b,
-			   char *why, size_t cap)
+/* A horizon of a block that is no job: after the jobs before it. */
+static void cr_horizon(struct creader *r, uint64_t h)
 {
-	size_t off = 0, n = 0;
-	uint32_t samples = 0;
+	struct cb_job *j = r->pool ? cb_pool_newest(r->pool) : NULL;
 
-	if (b->records > b->raw / 8) {
-		snprintf(why, cap, "%" PRIu32 " records cannot fit in %"
-			 PRIu32 " bytes", b->records, b->raw);
-		return -EINVAL;
-	}
-	if (r->recs_cap < b->records) {
-		struct pipe_record *v = realloc(r->recs,
-						b->records * sizeof(*v));
-
-		if (!v) {
-			cr_copy(why, cap, strerror(ENOMEM));
-			return -ENOMEM;
-		}
-		r->recs = v;
-		r->recs_cap = b->records;
-	}
-	while (off < b->raw) {
-		const struct perf_event_header *h;
-		struct pipe_sample_id sid;
-		struct pipe_record *rec;
-
-		h = (const struct perf_event_header *)(r->raw + off);
-		if (b->raw - off < sizeof(*h) || h->size < sizeof(*h) ||
-		    h->size % 8 || h->size > b->raw - off) {
-			snprintf(why, cap, "bad record length at byte %zu", off);
-			return -EINVAL;
-		}
-		if (n == b->records) {
-			snprintf(why, cap, "more records than the %" PRIu32
-				 " of its header", b->records);
-			return -EINVAL;
-		}
-		rec = &r->recs[n++];
-		rec->hdr = h;
-		rec->stream = b->stream;
-		rec->event = PIPE_EVENT_NONE;
-		rec->time = 0;
-		if (decode_sample_id(r->meta, rec, &sid) == 0) {
-			rec->time = sid.time;
-			rec->event = sid.event;
-		}
-		if (h->type == PERF_RECORD_SAMPLE)
-			samples++;
-		off += h->size;
-	}
-	if (n != b->records || samples != b->samples) {
-		snprintf(why, cap, "%zu records and %" PRIu32
-			 " samples, its header says %" PRIu32 " and %" PRIu32,
-			 n, samples, b->records, b->samples);
-		return -EINVAL;
-	}
-	return 0;
+	if (j && h > j->horizon)
+		j->horizon = h;
+	else if (!j && h > r->horizon)
+		r->horizon = h;
 }
 
-static void cr_count(struct creader *r, size_t nr)
+static bool cr_stream_wanted(const struct creader *r, uint32_t stream)
 {
-	size_t i;
+	if (!r->stream_ok || stream == PIPE_STREAM_SIDEBAND)
+		return true;
+	return stream < r->nr_stream_ok && r->stream_ok[stream];
+}
 
-	for (i = 0; i < nr; i++) {
-		const struct pipe_record *rec = &r->recs[i];
-		const struct perf_event_header *h = rec->hdr;
-
-		if (h->type == PERF_RECORD_SAMPLE)
-			r->st.samples++;
-		else if (h->type == PERF_RECORD_THROTTLE)
-			r->st.throttles++;
-		else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
-			uint64_t lost;
-
-			memcpy(&lost, (const uint8_t *)h + 16, 8);
-			r->st.lost += lost;
-		}
-		if (rec->time) {
-			if (!r->st.t_first || rec->time < r->st.t_first)
-				r->st.t_first = rec->time;
-			if (rec->time > r->st.t_last)
-				r->st.t_last = rec->time;
-		}
-	}
-	r->st.records += nr;
+/* Set the window from the first record time, once known. */
+static void cr_window(struct creader *r, uint64_t origin)
+{
+	if (r->have_window)
+		return;
+	r->have_window = true;
+	r->lo = r->opts.start_ns ? origin + r->opts.start_ns : 0;
+	r->hi = r->opts.stop_ns ? origin + r->opts.stop_ns : UINT64_MAX;
 }
 
 static int cr_data_block(struct creader *r, const struct fmt_block *b,
+			 const uint8_t *payload, uint64_t off, bool trailer_bad,
+			 struct pipe_err *err)
+{
+	struct cb_job *j = &r->job;
+	struct cb_codec *c = NULL;
+	int ret;
+
+	if (!cr_stream_wanted(r, b->stream)) {
+		cr_horizon(r, b->horizon);
+		return 0;
+	}
+	r->st.blocks++;
+	if (r->filter && !r->have_window && b->t_min &&
+	    b->stream != PIPE_STREAM_SIDEBAND)
+		cr_window(r, b->t_min);
+	if (b->codec != FMT_CODEC_NONE)
+		c = cb_codec_get(&r->ctx, b->codec);
+	while (r->pool && !(j = cb_pool_slot(r->pool))) {
+		ret = cr_retire_oldest(r, err);
+		if (ret < 0)
+			return ret;
+	}
+	j->b = *b;
+	j->off = off;
+	j->horizon = b->horizon;
+	j->trailer_bad = trailer_bad;
+	j->codec = c;
+	j->filter = r->filter;
+	j->lo = r->have_window ? r->lo : 0;
+	j->hi = r->have_window ? r->hi : UINT64_MAX;
+	if (!r->pool) {
+		j->payload = payload;
+		cb_job_run(&r->ctx, 0, j);
+		return cr_retire(r, j, err);
+	}
+	if (cb_job_copy(j, payload, b->stored) < 0)
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
+				    r->opts.name, strerror(ENOMEM));
+	cb_pool_submit(r->pool);
+	return 0;
+}
+
+/* DICT: u32 codec id, u32 reserved, the dictionary (after decoding). */
+static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 			 const uint8_t *payload, uint64_t off,
 			 struct pipe_err *err)
 {
-	char why[300];
+	struct cb_job *j = &r->job;
+	struct fmt_block d = *b;
 	int ret;
 
-	r->st.blocks++;
-	if (fmt_checksum(payload, b->stored, r->salt) != b->payload_sum)
-		return cr_block_damaged(r, b, off, "payload checksum mismatch",
-					err);
-	ret = cr_decode_payload(r, b, payload, why, sizeof(why));
-	if (ret == 0)
-		ret = cr_walk_records(r, b, why, sizeof(why));
+	ret = cr_drain(r, err);
+	if (ret < 0)
+		return ret;
+	/* decoded like a block of one 8-byte-free record walk: no walk */
+	d.dict = 0;
+	j->b = d;
+	j->payload = payload;
+	j->codec = b->codec != FMT_CODEC_NONE ?
+		cb_codec_get(&r->ctx, b->codec) : NULL;
+	if (b->transform != TRANSFORM_NONE || b->raw < 8) {
+		cr_copy(j->why, sizeof(j->why), "bad dictionary block");
+		return cr_block_damaged(r, b, off, j->why, err);
+	}
+	ret = cb_job_decode_only(&r->ctx, 0, j);
 	if (ret == -ENOMEM)
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
-				    r->opts.name, why);
+				    r->opts.name, j->why);
+	if (ret == 0)
+		ret = cb_dict_add(&r->ctx, fmt_get32(j->raw), b->dict,
+				  j->raw + 8, b->raw - 8, j->why,
+				  sizeof(j->why));
+	if (ret == -ENOMEM)
+		return pipe_err_set(err, ret, "cannot read '%s': %s",
+				    r->opts.name, j->why);
 	if (ret < 0)
-		return cr_block_damaged(r, b, off, why, err);
-	r->st.blocks_decoded++;
-	r->st.raw_bytes += b->raw;
-	cr_count(r, b->records);
-	if (merge_push(r->merge, r->recs, b->records) < 0)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
+		return cr_block_damaged(r, b, off, j->why, err);
 	return 0;
 }
 
@@ -509,7 +475,11 @@ static int cr_torn(struct creader *r, uint64_t off, const struct fmt_block *b,
 		   uint64_t bytes, struct pipe_err *err)
 {
 	char sname[32];
+	int ret;
 
+	ret = cr_drain(r, err);
+	if (ret < 0)
+		return ret;
 	r->st.recovered = true;
 	r->st.torn_bytes += bytes;
 	r->at_end = true;
@@ -563,7 +533,9 @@ static int cr_bad_header(struct creader *r, struct pipe_err *err)
 	uint64_t next, left;
 	int ret;
 
-	ret = cr_resync(r, r->pos, &next, err);
+	ret = cr_drain(r, err);
+	if (ret == 0)
+		ret = cr_resync(r, r->pos, &next, err);
 	if (ret < 0)
 		return ret;
 	if (next == UINT64_MAX) {
@@ -587,6 +559,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	struct fmt_block b;
 	const uint8_t *p;
 	uint64_t off = r->pos, total;
+	bool trailer_bad;
 	size_t got;
 	int ret;
 
@@ -610,11 +583,21 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 		return ret;
 	if (got < total)
 		return cr_torn(r, off, &b, got, err);
-	if (b.horizon > r->horizon)
-		r->horizon = b.horizon;
 	r->pos = off + total;
-	if (fmt_get64(p + total - 16) != total ||
-	    fmt_get64(p + total - 8) != r->salt) {
+	trailer_bad = fmt_get64(p + total - 16) != total ||
+		      fmt_get64(p + total - 8) != r->salt;
+	p += b.hdr_size;
+	if (b.type == FMT_DATA)
+		return cr_data_block(r, &b, p, off, trailer_bad, err);
+	if (b.type == FMT_END || trailer_bad ||
+	    fmt_checksum(p, b.stored, r->salt) != b.payload_sum) {
+		/* what follows is said after the blocks before it */
+		ret = cr_drain(r, err);
+		if (ret < 0)
+			return ret;
+	}
+	cr_horizon(r, b.horizon);
+	if (trailer_bad) {
 		snprintf(r->line, sizeof(r->line),
 			 "damaged block trailer in '%s' at offset %" PRIu64
 			 ": its records are kept", r->opts.name,
@@ -624,10 +607,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 	}
-	p += b.hdr_size;
 	switch (b.type) {
-	case FMT_DATA:
-		return cr_data_block(r, &b, p, off, err);
 	case FMT_META:
 	case FMT_INDEX:
 	case FMT_DICT:
@@ -640,6 +620,8 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 						"payload checksum mismatch",
 						err);
 		}
+		if (b.type == FMT_DICT)
+			return cr_dict_block(r, &b, p, off, err);
 		if (b.type == FMT_LOST)
 			return cr_lost_block(r, p, b.stored);
 		if (b.type == FMT_END) {
@@ -668,17 +650,292 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 		merge_pop(r->merge, r->horizon, CR_BATCH, out);
 		if (out->nr)
 			return 0;
+		if (r->pool && cb_pool_pending(r->pool) &&
+		    (r->at_end || !cb_pool_slot(r->pool))) {
+			ret = cr_retire_oldest(r, err);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
 		if (r->at_end) {
 			if (r->horizon == UINT64_MAX)
 				return PIPE_EOF;
 			r->horizon = UINT64_MAX;
-			r->st.file_bytes = r->pos;
 			continue;
+		}
+		if (r->selective) {
+			if (r->next_ent == r->nr_ents) {
+				r->at_end = true;
+				continue;
+			}
+			r->pos = r->ents[r->next_ent++].off;
 		}
 		ret = cr_step(r, err);
 		if (ret < 0)
 			return ret;
 	}
+}
+
+/* ---- finding blocks without reading them: the index, or a scan ------- */
+
+static int cr_add_entry(struct creader *r, size_t *cap, uint64_t off,
+			uint32_t type, uint32_t stream, uint64_t t_min,
+			uint64_t t_max)
+{
+	struct cr_entry *e;
+
+	if (r->nr_ents == *cap) {
+		size_t n = *cap ? *cap * 2 : 256;
+
+		/* no file holds more blocks than this */
+		if (n > r->size / CR_MIN_BLOCK_LEN + 256)
+			n = r->size / CR_MIN_BLOCK_LEN + 256;
+		if (r->nr_ents == n)
+			return -EINVAL;
+		e = realloc(r->ents, n * sizeof(*e));
+		if (!e)
+			return -ENOMEM;
+		r->ents = e;
+		*cap = n;
+	}
+	e = &r->ents[r->nr_ents++];
+	e->off = off;
+	e->type = type;
+	e->stream = stream;
+	e->t_min = t_min;
+	e->t_max = t_max;
+	return 0;
+}
+
+/*
+ * Read and check a whole non-DATA block at off of the given type: 0 with
+ * *p at its payload, 1 when it is not a good one.
+ */
+static int cr_small_block(struct creader *r, uint64_t off, uint32_t type,
+			  struct fmt_block *b, const uint8_t **p,
+			  struct pipe_err *err)
+{
+	size_t got;
+	int ret;
+
+	ret = cr_header_at(r, off, b, err);
+	if (ret != 0)
+		return ret < 0 ? ret : 1;
+	if (b->type != type || b->codec != FMT_CODEC_NONE ||
+	    off + fmt_block_len(b) > r->size)
+		return 1;
+	ret = cr_fetch(r, off, (size_t)fmt_block_len(b), p, &got, err);
+	if (ret < 0)
+		return ret;
+	if (got < fmt_block_len(b))
+		return 1;
+	*p += b->hdr_size;
+	return fmt_checksum(*p, b->stored, r->salt) == b->payload_sum ? 0 : 1;
+}
+
+/*
+ * The blocks of a clean file from its END block and INDEX chain: 0, or 1
+ * when there is none or it is damaged (the caller scans instead).
+ */
+static int cr_read_index(struct creader *r, uint64_t *t_first,
+			 struct pipe_err *err)
+{
+	uint64_t end_off, idx, limit, total = 0;
+	uint64_t *chain = NULL;
+	size_t nr_chain = 0, cap = 0, i;
+	struct fmt_block b;
+	const uint8_t *p;
+	size_t got;
+	int ret;
+
+	if (r->size < FMT_TRAILER_SIZE)
+		return 1;
+	ret = cr_fetch(r, r->size - FMT_TRAILER_SIZE, FMT_TRAILER_SIZE, &p,
+		       &got, err);
+	if (ret < 0)
+		return ret;
+	if (got < FMT_TRAILER_SIZE || fmt_get64(p + 8) != r->salt ||
+	    fmt_get64(p) > r->size)
+		return 1;
+	end_off = r->size - fmt_get64(p);
+	ret = cr_small_block(r, end_off, FMT_END, &b, &p, err);
+	if (ret != 0 || b.stored < FMT_END_SIZE)
+		return ret < 0 ? ret : 1;
+	idx = fmt_get64(p);
+	*t_first = fmt_get64(p + 40);
+	/* walk back, remembering the chain, then read it forward */
+	limit = end_off;
+	while (idx) {
+		uint64_t *v;
+
+		if (idx >= limit)
+			goto bad;
+		if (nr_chain == cap) {
+			cap = cap ? cap * 2 : 16;
+			v = realloc(chain, cap * sizeof(*v));
+			if (!v) {
+				free(chain);
+				return pipe_err_set(err, -ENOMEM,
+						    "cannot read '%s': %s",
+						    r->opts.name,
+						    strerror(ENOMEM));
+			}
+			chain = v;
+		}
+		chain[nr_chain++] = idx;
+		ret = cr_small_block(r, idx, FMT_INDEX, &b, &p, err);
+		if (ret != 0 || b.stored < FMT_INDEX_HEAD)
+			goto bad_ret;
+		limit = idx;
+		idx = fmt_get64(p);
+	}
+	cap = 0;
+	for (i = nr_chain; i-- > 0;) {
+		uint32_t n, esize, k;
+
+		ret = cr_small_block(r, chain[i], FMT_INDEX, &b, &p, err);
+		if (ret != 0)
+			goto bad_ret;
+		n = fmt_get32(p + 8);
+		esize = fmt_get32(p + 12);
+		if (esize < FMT_INDEX_ENTRY ||
+		    (uint64_t)n * esize > b.stored - FMT_INDEX_HEAD)
+			goto bad;
+		for (k = 0; k < n; k++) {
+			const uint8_t *e = p + FMT_INDEX_HEAD +
+					   (size_t)k * esize;
+			uint64_t off = fmt_get64(e);
+
+			if (off >= chain[i] || off < total)
+				goto bad;
+			total = off + 1;
+			ret = cr_add_entry(r, &cap, off, e[40],
+					   fmt_get32(e + 24), fmt_get64(e + 8),
+					   fmt_get64(e + 16));
+			if (ret == -ENOMEM)
+				goto bad_ret;
+			if (ret < 0)
+				goto bad;
+		}
+	}
+	free(chain);
+	return 0;
+bad:
+	ret = 1;
+bad_ret:
+	free(chain);
+	r->nr_ents = 0;
+	if (ret == -ENOMEM)
+		return pipe_err_set(err, ret, "cannot read '%s': %s",
+				    r->opts.name, strerror(ENOMEM));
+	return ret < 0 ? ret : 1;
+}
+
+/* The blocks of a file without a usable index: its headers, in order. */
+static int cr_scan(struct creader *r, struct pipe_err *err)
+{
+	uint64_t pos = r->pos, next;
+	struct fmt_block b;
+	size_t cap = 0;
+	int ret;
+
+	for (;;) {
+		ret = cr_header_at(r, pos, &b, err);
+		if (ret < 0)
+			return ret;
+		if (ret == 3)
+			break;
+		if (ret > 0) {
+			ret = cr_resync(r, pos, &next, err);
+			if (ret < 0)
+				return ret;
+			if (next == UINT64_MAX)
+				break;
+			pos = next;
+			continue;
+		}
+		if (pos + fmt_block_len(&b) > r->size)
+			break;
+		ret = cr_add_entry(r, &cap, pos, b.type, b.stream, b.t_min,
+				   b.t_max);
+		if (ret < 0)
+			return pipe_err_set(err, ret, "cannot read '%s': %s",
+					    r->opts.name, strerror(-ret));
+		pos += fmt_block_len(&b);
+		if (b.type == FMT_END)
+			return 0;
+	}
+	/* no END: the walk over the chosen blocks reports no torn tail */
+	r->st.recovered = true;
+	r->st.torn_bytes = r->size - pos;
+	if (pos < r->size) {
+		snprintf(r->line, sizeof(r->line),
+			 "torn tail in '%s' at offset %" PRIu64
+			 ": %" PRIu64 " bytes dropped", r->opts.name, pos,
+			 r->size - pos);
+		return cr_damage(r, err);
+	}
+	return 0;
+}
+
+/* Keep only the blocks a window or subset read needs. */
+static void cr_select(struct creader *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_ents; i++) {
+		const struct cr_entry *e = &r->ents[i];
+		bool keep;
+
+		switch (e->type) {
+		case FMT_DATA:
+			keep = cr_stream_wanted(r, e->stream) &&
+			       e->t_min < r->hi &&
+			       (e->stream == PIPE_STREAM_SIDEBAND ||
+				e->t_max >= r->lo);
+			break;
+		case FMT_DICT:
+		case FMT_LOST:
+			keep = true;
+			break;
+		default:
+			keep = e->type != FMT_META && e->type != FMT_INDEX &&
+			       e->type != FMT_END;
+		}
+		if (keep)
+			r->ents[n++] = *e;
+	}
+	r->nr_ents = n;
+}
+
+/* A window or subset read of a seekable file: decide which blocks. */
+static int cr_plan(struct creader *r, struct pipe_err *err)
+{
+	uint64_t t_first = 0;
+	size_t i;
+	int ret;
+
+	ret = cr_read_index(r, &t_first, err);
+	if (ret < 0)
+		return ret;
+	if (ret > 0) {
+		t_first = 0;
+		ret = cr_scan(r, err);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; t_first == 0 && i < r->nr_ents; i++) {
+		const struct cr_entry *e = &r->ents[i];
+
+		if (e->type == FMT_DATA && e->stream != PIPE_STREAM_SIDEBAND)
+			t_first = e->t_min;
+	}
+	cr_window(r, t_first);
+	r->origin = t_first;
+	r->have_origin = true;
+	cr_select(r);
+	r->selective = true;
+	return 0;
 }
 
 static int cr_file_header(struct creader *r, uint32_t *hdr_size,
@@ -780,11 +1037,48 @@ static int cr_meta(struct creader *r, uint64_t off, struct pipe_err *err)
 	return 0;
 }
 
+/* Which CPU streams a cpus= subset wants, from the metadata. */
+static int cr_streams(struct creader *r, struct pipe_err *err)
+{
+	const struct pipe_meta *m = meta_view(r->meta);
+	uint32_t i, k;
+
+	if (!r->opts.nr_cpus)
+		return 0;
+	if (!m)
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
+				    r->opts.name, strerror(ENOMEM));
+	r->nr_stream_ok = m->nr_streams;
+	r->stream_ok = calloc(m->nr_streams + 1, sizeof(*r->stream_ok));
+	if (!r->stream_ok)
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
+				    r->opts.name, strerror(ENOMEM));
+	for (i = 0; i < m->nr_streams; i++)
+		for (k = 0; k < r->opts.nr_cpus; k++)
+			if (m->stream_cpu[i] >= 0 &&
+			    (uint32_t)m->stream_cpu[i] == r->opts.cpus[k])
+				r->stream_ok[i] = true;
+	return 0;
+}
+
+static uint32_t cr_threads(const struct cr_opts *opts)
+{
+	long n = opts->threads;
+
+	if (n == 0)
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (n < 1)
+		n = 1;
+	if (n > CB_MAX_DECODERS)
+		n = CB_MAX_DECODERS;
+	return (uint32_t)n;
+}
+
 int creader_open(struct creader **out, const struct cr_opts *opts,
 		 struct pipe_err *err)
 {
 	struct creader *r;
-	uint32_t hdr_size = 0;
+	uint32_t hdr_size = 0, threads = cr_threads(opts);
 	int ret;
 
 	r = calloc(1, sizeof(*r));
@@ -819,6 +1113,29 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	ret = cr_meta(r, hdr_size, err);
 	if (ret < 0)
 		goto fail;
+	r->ctx.meta = r->meta;
+	r->ctx.salt = r->salt;
+	r->ctx.nr_dec = threads;
+	r->ctx.codec_open = opts->codec_open;
+	r->ctx.codec_close = opts->codec_close;
+	r->ctx.opaque = opts->opaque;
+	r->ctx.pids = opts->pids;
+	r->ctx.nr_pids = opts->nr_pids;
+	if (threads > 1) {
+		ret = cb_pool_new(&r->pool, &r->ctx, 2 * threads);
+		if (ret < 0) {
+			pipe_err_set(err, ret, "cannot read '%s': %s",
+				     opts->name, strerror(-ret));
+			goto fail;
+		}
+	}
+	r->filter = opts->start_ns || opts->stop_ns || opts->nr_cpus ||
+		    opts->nr_pids;
+	ret = cr_streams(r, err);
+	if (ret == 0 && r->filter && r->seekable)
+		ret = cr_plan(r, err);
+	if (ret < 0)
+		goto fail;
 	*out = r;
 	return 0;
 fail:
@@ -834,27 +1151,20 @@ const struct meta *creader_meta(const struct creader *r)
 void creader_stats(const struct creader *r, struct cr_stats *st)
 {
 	*st = r->st;
-	if (!st->file_bytes)
-		st->file_bytes = r->pos;
+	st->file_bytes = r->seekable ? r->size : r->pos;
 }
 
 void creader_free(struct creader *r)
 {
-	uint32_t i;
-
 	if (!r)
 		return;
-	for (i = 0; i < r->nr_codecs; i++) {
-		if (r->codecs[i].p && r->opts.codec_close)
-			r->opts.codec_close(r->opts.opaque, r->codecs[i].p,
-					    r->codecs[i].state);
-	}
-	transform_free(r->tf);
+	cb_pool_free(r->pool);
+	cb_job_release(&r->job);
+	cb_ctx_release(&r->ctx);
 	merge_free(r->merge);
 	meta_free(r->meta);
+	free(r->stream_ok);
+	free(r->ents);
 	free(r->buf);
-	free(r->coded);
-	free(r->raw);
-	free(r->recs);
 	free(r);
 }

@@ -406,11 +406,13 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 	}
 	if (r->time > w->last_time)
 		w->last_time = r->time;
-	if (!w->have_time || r->time < w->t_first)
+	/* records without a time (0) do not move the file's time range */
+	if (r->time && (!w->have_time || r->time < w->t_first))
 		w->t_first = r->time;
-	if (!w->have_time || r->time > w->t_last)
+	if (r->time > w->t_last)
 		w->t_last = r->time;
-	w->have_time = true;
+	if (r->time)
+		w->have_time = true;
 	w->st.records++;
 	w->st.raw_bytes += h->size;
 	return 0;

@@ -152,6 +152,9 @@ static const struct pipe_plugin xor_codec = {
 
 static int opens, closes;
 static bool use_transform;
+static uint32_t read_threads = 1;
+/* window and subset of read_file */
+static struct cr_opts window;
 
 static int codec_open(void *opaque, uint32_t codec_id,
 		      const struct pipe_plugin **p, void **state,
@@ -365,7 +368,7 @@ static void read_file(struct mem *src, bool strict, struct result *res)
 		.src_state = src,
 		.name = "x.dat",
 		.strict = strict,
-		.threads = 1,
+		.threads = read_threads,
 		.codec_open = codec_open,
 		.codec_close = codec_close,
 		.report = on_report,
@@ -378,6 +381,12 @@ static void read_file(struct mem *src, bool strict, struct result *res)
 	size_t i;
 	int ret;
 
+	o.start_ns = window.start_ns;
+	o.stop_ns = window.stop_ns;
+	o.cpus = window.cpus;
+	o.nr_cpus = window.nr_cpus;
+	o.pids = window.pids;
+	o.nr_pids = window.nr_pids;
 	memset(res, 0, sizeof(*res));
 	res->ordered = true;
 	src->next = 0;
@@ -472,7 +481,7 @@ static void test_round_trip(const struct pipe_plugin *codec, bool stream)
 	CHECK(res.st.t_first == g.recs[0].time);
 	CHECK(res.st.t_last == g.recs[g.nr - 1].time);
 	CHECK(!f.bad_seek);
-	CHECK(opens == (codec ? 1 : 0));
+	CHECK(opens == (codec ? (int)read_threads : 0));
 	CHECK(closes == opens);
 	gen_free(&g);
 	free(f.p);
@@ -920,6 +929,105 @@ static void test_writer_errors(void)
 	meta_free(meta);
 }
 
+/* Records of g a window read must return (times from the first record). */
+static size_t window_want(const struct gen *g, uint64_t *hash)
+{
+	uint64_t lo = g->recs[0].time + window.start_ns;
+	uint64_t hi = window.stop_ns ? g->recs[0].time + window.stop_ns
+				     : UINT64_MAX;
+	size_t i, k, n = 0;
+
+	*hash = 0;
+	for (i = 0; i < g->nr; i++) {
+		const struct pipe_record *r = &g->recs[i];
+		bool keep;
+
+		if (r->stream == PIPE_STREAM_SIDEBAND) {
+			keep = r->time < hi;
+		} else {
+			keep = r->time >= lo && r->time < hi;
+			if (window.nr_cpus) {
+				bool cpu = false;
+
+				for (k = 0; k < window.nr_cpus; k++)
+					cpu = cpu || window.cpus[k] == r->stream;
+				keep = keep && cpu;
+			}
+			if (window.nr_pids && r->hdr->type == PERF_RECORD_SAMPLE) {
+				uint32_t pid;
+				bool any = false;
+
+				memcpy(&pid, (const uint8_t *)r->hdr + 24, 4);
+				for (k = 0; k < window.nr_pids; k++)
+					any = any || window.pids[k] == pid;
+				keep = keep && any;
+			}
+		}
+		if (keep) {
+			n++;
+			*hash += rec_hash(r);
+		}
+	}
+	return n;
+}
+
+static void test_window(bool cut, bool stream)
+{
+	static const uint32_t cpus[] = { 1, 3 };
+	static const uint32_t pids[] = { 7, 9, 200 };
+	struct meta *meta = make_meta();
+	struct mem f = { 0 };
+	struct cw_stats ws;
+	struct result res;
+	struct gen g;
+	uint64_t hash;
+	size_t want;
+
+	gen_records(&g, 6000, 12);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, &ws) == 0);
+	if (cut)
+		f.len -= f.len / 7;
+	f.stream = stream;
+
+	window.start_ns = 0;
+	window.stop_ns = 0;
+	read_file(&f, false, &res);
+	want = res.nr;
+
+	memset(&window, 0, sizeof(window));
+	window.start_ns = 2000000;
+	window.stop_ns = 4000000;
+	read_file(&f, false, &res);
+	if (!stream) {
+		/* a cut file lost its last blocks (the sideband's) */
+		CHECK(cut ? res.nr <= window_want(&g, &hash)
+			  : res.nr == window_want(&g, &hash));
+		CHECK(cut || res.hash == hash);
+		CHECK(res.st.blocks_decoded > 0);
+		CHECK(res.st.blocks_decoded < ws.blocks / 4);
+	}
+	CHECK(res.ordered);
+	CHECK(res.nr < want);
+	CHECK(res.st.recovered == cut);
+	/* CPU subset and pids, no window */
+	memset(&window, 0, sizeof(window));
+	window.cpus = cpus;
+	window.nr_cpus = 2;
+	window.pids = pids;
+	window.nr_pids = 3;
+	read_file(&f, false, &res);
+	if (!cut) {
+		CHECK(res.nr == window_want(&g, &hash));
+		CHECK(res.hash == hash);
+	}
+	CHECK(res.nr > 0 && res.nr < want);
+	CHECK(res.ordered);
+	memset(&window, 0, sizeof(window));
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
 int main(void)
 {
 	test_meta_and_header();
@@ -942,5 +1050,16 @@ int main(void)
 	test_cuts(true);
 	test_flips(NULL);
 	test_flips(&xor_codec);
+	test_window(false, false);
+	test_window(true, false);
+	test_window(false, true);
+	read_threads = 4;
+	test_round_trip(NULL, false);
+	test_round_trip(&xor_codec, true);
+	test_cuts(false);
+	test_flips(&xor_codec);
+	test_window(false, false);
+	test_damage_line_and_strict();
+	read_threads = 1;
 	return test_result();
 }

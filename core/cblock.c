@@ -1,0 +1,589 @@
+/*
+ * cblock.c - decoding one DATA block of a pipe file (checksum, codec,
+ * inverse transform, record walk, window filter) and the worker pool that
+ * decodes several at once while the reader keeps them in file order.
+ * Layout: docs/format.md; the reader that drives this: creader.c.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cblock.h"
+#include "decode.h"
+#include "err.h"
+#include "meta.h"
+#include "transform.h"
+
+static void cb_copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+static int cb_grow(void **buf, size_t *cap, size_t want)
+{
+	void *p;
+	size_t n;
+
+	if (want <= *cap)
+		return 0;
+	n = *cap ? *cap : 65536;
+	while (n < want)
+		n *= 2;
+	p = realloc(*buf, n);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+/* ---- codecs and dictionaries ------------------------------------------ */
+
+static int cb_apply_dict(struct cb_ctx *ctx, struct cb_codec *c,
+			 const struct cb_dict *d, char *why, size_t cap)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < ctx->nr_dec; i++) {
+		if (!c->p[i]->add_dict) {
+			snprintf(why, cap, "codec '%s' takes no dictionaries",
+				 c->p[i]->name);
+			return -EINVAL;
+		}
+		ret = c->p[i]->add_dict(c->state[i], d->id, d->bytes, d->len);
+		if (ret < 0) {
+			snprintf(why, cap, "codec '%s' refused dictionary %"
+				 PRIu32 ": %s", c->p[i]->name, d->id,
+				 strerror(-ret));
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+struct cb_codec *cb_codec_get(struct cb_ctx *ctx, uint32_t id)
+{
+	struct pipe_err e = { { 0 }, { 0 } };
+	struct cb_codec *c;
+	char why[300];
+	uint32_t i;
+	int ret = 0;
+
+	for (i = 0; i < ctx->nr_codecs; i++)
+		if (ctx->codecs[i].id == id)
+			return &ctx->codecs[i];
+	if (ctx->nr_codecs == CB_MAX_CODECS)
+		return NULL;
+	c = &ctx->codecs[ctx->nr_codecs++];
+	memset(c, 0, sizeof(*c));
+	c->id = id;
+	snprintf(c->why, sizeof(c->why), "unknown codec %" PRIu32, id);
+	for (i = 0; i < ctx->nr_dec && ret == 0; i++) {
+		ret = ctx->codec_open ? ctx->codec_open(ctx->opaque, id,
+							&c->p[i], &c->state[i],
+							&e)
+				      : -ENOENT;
+		if (ret == 0 && (!c->p[i] || !c->p[i]->decompress))
+			ret = -ENOENT;
+		if (ret < 0) {
+			if (c->p[i] && ctx->codec_close)
+				ctx->codec_close(ctx->opaque, c->p[i],
+						 c->state[i]);
+			c->p[i] = NULL;
+			if (e.msg[0])
+				cb_copy(c->why, sizeof(c->why), e.msg);
+		}
+	}
+	if (ret < 0)
+		return c;
+	c->ok = true;
+	for (i = 0; i < ctx->nr_dicts; i++) {
+		if (ctx->dicts[i].codec != id)
+			continue;
+		if (cb_apply_dict(ctx, c, &ctx->dicts[i], why,
+				  sizeof(why)) < 0) {
+			cb_copy(c->why, sizeof(c->why), why);
+			c->ok = false;
+			break;
+		}
+	}
+	return c;
+}
+
+int cb_dict_add(struct cb_ctx *ctx, uint32_t codec, uint32_t id,
+		const void *bytes, size_t len, char *why, size_t cap)
+{
+	struct cb_dict *d;
+	struct cb_codec *c;
+	uint32_t i;
+
+	if (id == 0) {
+		snprintf(why, cap, "dictionary id 0 is reserved");
+		return -EINVAL;
+	}
+	for (i = 0; i < ctx->nr_dicts; i++) {
+		if (ctx->dicts[i].codec == codec && ctx->dicts[i].id == id) {
+			snprintf(why, cap, "dictionary %" PRIu32
+				 " is defined twice", id);
+			return -EINVAL;
+		}
+	}
+	if (ctx->nr_dicts == CB_MAX_DICTS) {
+		snprintf(why, cap, "more than %d dictionaries", CB_MAX_DICTS);
+		return -EINVAL;
+	}
+	d = &ctx->dicts[ctx->nr_dicts];
+	d->bytes = malloc(len ? len : 1);
+	if (!d->bytes) {
+		snprintf(why, cap, "%s", strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	memcpy(d->bytes, bytes, len);
+	d->len = len;
+	d->codec = codec;
+	d->id = id;
+	ctx->nr_dicts++;
+	/* instances already open learn it now; later ones on opening */
+	for (i = 0; i < ctx->nr_codecs; i++) {
+		c = &ctx->codecs[i];
+		if (c->id == codec && c->ok)
+			return cb_apply_dict(ctx, c, d, why, cap);
+	}
+	return 0;
+}
+
+void cb_ctx_release(struct cb_ctx *ctx)
+{
+	uint32_t i, d;
+
+	for (i = 0; i < ctx->nr_codecs; i++) {
+		for (d = 0; d < ctx->nr_dec; d++) {
+			if (ctx->codecs[i].p[d] && ctx->codec_close)
+				ctx->codec_close(ctx->opaque,
+						 ctx->codecs[i].p[d],
+						 ctx->codecs[i].state[d]);
+		}
+	}
+	ctx->nr_codecs = 0;
+	for (d = 0; d < CB_MAX_DECODERS; d++) {
+		transform_free(ctx->tf[d]);
+		ctx->tf[d] = NULL;
+	}
+	for (i = 0; i < ctx->nr_dicts; i++)
+		free(ctx->dicts[i].bytes);
+	ctx->nr_dicts = 0;
+}
+
+/* ---- one block ---------------------------------------------------------- */
+
+static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
+{
+	const struct fmt_block *b = &j->b;
+	const uint8_t *coded = j->payload;
+	struct pipe_err e = { { 0 }, { 0 } };
+	struct cb_codec *c;
+	int ret;
+
+	if (cb_grow((void **)&j->raw, &j->raw_cap, (size_t)b->raw + 8) ||
+	    cb_grow((void **)&j->coded, &j->coded_cap, (size_t)b->coded + 8)) {
+		cb_copy(j->why, sizeof(j->why), strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	if (b->transform == TRANSFORM_NONE && b->coded != b->raw) {
+		snprintf(j->why, sizeof(j->why), "coded length %" PRIu32
+			 " differs from raw length %" PRIu32, b->coded, b->raw);
+		return -EINVAL;
+	}
+	if (b->transform != TRANSFORM_NONE &&
+	    b->transform != TRANSFORM_COLUMNS) {
+		snprintf(j->why, sizeof(j->why), "unknown transform %" PRIu32,
+			 b->transform);
+		return -EINVAL;
+	}
+	if (b->codec == FMT_CODEC_NONE) {
+		if (b->stored != b->coded) {
+			snprintf(j->why, sizeof(j->why), "stored length %"
+				 PRIu32 " differs from coded length %" PRIu32,
+				 b->stored, b->coded);
+			return -EINVAL;
+		}
+	} else {
+		/* the reader opened it before queueing the job */
+		c = j->codec;
+		if (!c || !c->ok) {
+			cb_copy(j->why, sizeof(j->why),
+				c ? c->why : "too many codecs");
+			return -EINVAL;
+		}
+		ret = c->p[dec]->decompress(c->state[dec], b->dict, j->payload,
+					    b->stored, j->coded, b->coded);
+		if (ret < 0) {
+			snprintf(j->why, sizeof(j->why),
+				 "codec '%s' cannot decode it: %s",
+				 c->p[dec]->name, strerror(-ret));
+			return -EINVAL;
+		}
+		coded = j->coded;
+	}
+	if (b->transform == TRANSFORM_NONE) {
+		memcpy(j->raw, coded, b->raw);
+		return 0;
+	}
+	if (!ctx->tf[dec]) {
+		ret = transform_new(&ctx->tf[dec], ctx->meta, &e);
+		if (ret < 0) {
+			cb_copy(j->why, sizeof(j->why), e.msg);
+			return ret == -ENOMEM ? ret : -EINVAL;
+		}
+	}
+	ret = transform_decode(ctx->tf[dec], coded, b->coded, j->raw, b->raw,
+			       &e);
+	if (ret < 0) {
+		cb_copy(j->why, sizeof(j->why),
+			e.msg[0] ? e.msg : "bad transform");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static bool cb_pid_wanted(const struct cb_ctx *ctx, uint32_t pid)
+{
+	uint32_t i;
+
+	for (i = 0; i < ctx->nr_pids; i++)
+		if (ctx->pids[i] == pid)
+			return true;
+	return false;
+}
+
+/* Should this record, with its time and ids, come out? */
+static bool cb_keep(const struct cb_ctx *ctx, const struct cb_job *j,
+		    uint32_t type, uint64_t time, bool have_id, uint32_t pid)
+{
+	if (!j->filter)
+		return true;
+	if (j->b.stream == PIPE_STREAM_SIDEBAND)
+		return time < j->hi;
+	if (time < j->lo || time >= j->hi)
+		return false;
+	/* pids select samples; other records of a CPU stream stay */
+	return !ctx->nr_pids || type != PERF_RECORD_SAMPLE || !have_id ||
+	       cb_pid_wanted(ctx, pid);
+}
+
+static void cb_count(struct cb_counts *c, const struct pipe_record *rec)
+{
+	const struct perf_event_header *h = rec->hdr;
+
+	c->records++;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		c->samples++;
+	} else if (h->type == PERF_RECORD_THROTTLE) {
+		c->throttles++;
+	} else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+		uint64_t lost;
+
+		memcpy(&lost, (const uint8_t *)h + 16, 8);
+		c->lost += lost;
+	}
+	if (rec->time) {
+		if (!c->t_first || rec->time < c->t_first)
+			c->t_first = rec->time;
+		if (rec->time > c->t_last)
+			c->t_last = rec->time;
+	}
+}
+
+/* Check every record against the header and keep the wanted ones. */
+static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
+{
+	const struct fmt_block *b = &j->b;
+	uint64_t last = b->t_min;
+	size_t off = 0, n = 0;
+	uint32_t samples = 0;
+
+	if (b->records > b->raw / 8) {
+		snprintf(j->why, sizeof(j->why), "%" PRIu32
+			 " records cannot fit in %" PRIu32 " bytes",
+			 b->records, b->raw);
+		return -EINVAL;
+	}
+	if (cb_grow((void **)&j->recs, &j->recs_cap,
+		    (size_t)b->records * sizeof(*j->recs) + 1)) {
+		cb_copy(j->why, sizeof(j->why), strerror(ENOMEM));
+		return -ENOMEM;
+	}
+	while (off < b->raw) {
+		const struct perf_event_header *h;
+		struct pipe_sample_id sid;
+		struct pipe_record *rec;
+		bool have_id;
+
+		h = (const struct perf_event_header *)(j->raw + off);
+		if (b->raw - off < sizeof(*h) || h->size < sizeof(*h) ||
+		    h->size % 8 || h->size > b->raw - off) {
+			snprintf(j->why, sizeof(j->why),
+				 "bad record length at byte %zu", off);
+			return -EINVAL;
+		}
+		if (n == b->records) {
+			snprintf(j->why, sizeof(j->why),
+				 "more records than the %" PRIu32
+				 " of its header", b->records);
+			return -EINVAL;
+		}
+		n++;
+		if (h->type == PERF_RECORD_SAMPLE)
+			samples++;
+		off += h->size;
+		rec = &j->recs[j->nr];
+		rec->hdr = h;
+		rec->stream = b->stream;
+		rec->event = PIPE_EVENT_NONE;
+		have_id = decode_sample_id(ctx->meta, rec, &sid) == 0;
+		if (have_id) {
+			rec->event = sid.event;
+			if (sid.time)
+				last = sid.time;
+		}
+		/* a record without a time has its predecessor's */
+		rec->time = last;
+		if (!cb_keep(ctx, j, h->type, rec->time, have_id, sid.pid))
+			continue;
+		cb_count(&j->c, rec);
+		j->nr++;
+	}
+	if (n != b->records || samples != b->samples) {
+		snprintf(j->why, sizeof(j->why), "%zu records and %" PRIu32
+			 " samples, its header says %" PRIu32 " and %" PRIu32,
+			 n, samples, b->records, b->samples);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cb_job_decode_only(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
+{
+	j->why[0] = 0;
+	if (fmt_checksum(j->payload, j->b.stored, ctx->salt) !=
+	    j->b.payload_sum) {
+		cb_copy(j->why, sizeof(j->why), "payload checksum mismatch");
+		return -EINVAL;
+	}
+	return cb_decode(ctx, dec, j);
+}
+
+void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
+{
+	int ret;
+
+	j->nr = 0;
+	memset(&j->c, 0, sizeof(j->c));
+	j->why[0] = 0;
+	if (fmt_checksum(j->payload, j->b.stored, ctx->salt) !=
+	    j->b.payload_sum) {
+		cb_copy(j->why, sizeof(j->why), "payload checksum mismatch");
+		j->status = -EINVAL;
+		return;
+	}
+	ret = cb_decode(ctx, dec, j);
+	if (ret == 0)
+		ret = cb_walk(ctx, j);
+	if (ret < 0) {
+		j->nr = 0;
+		memset(&j->c, 0, sizeof(j->c));
+	}
+	j->status = ret;
+}
+
+int cb_job_copy(struct cb_job *j, const uint8_t *payload, size_t len)
+{
+	if (cb_grow((void **)&j->copy, &j->copy_cap, len + 8))
+		return -ENOMEM;
+	memcpy(j->copy, payload, len);
+	j->payload = j->copy;
+	return 0;
+}
+
+void cb_job_release(struct cb_job *j)
+{
+	free(j->copy);
+	free(j->coded);
+	free(j->raw);
+	free(j->recs);
+	memset(j, 0, sizeof(*j));
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+struct cb_worker {
+	struct cb_pool *pool;  /* borrowed */
+	uint32_t dec;          /* its decoder index */
+	pthread_t th;
+	bool started;
+};
+
+struct cb_pool {
+	struct cb_ctx *ctx;                /* borrowed */
+	struct cb_worker w[CB_MAX_DECODERS];
+	pthread_mutex_t mu;
+	pthread_cond_t work;               /* a job was queued, or stop */
+	pthread_cond_t done;               /* a job finished */
+	struct cb_job *ring;               /* owned, depth jobs */
+	uint32_t depth;
+	uint32_t head;                     /* the oldest pending job */
+	uint32_t count;                    /* pending jobs */
+	bool stop;
+};
+
+static struct cb_job *cb_pool_queued(struct cb_pool *pool)
+{
+	uint32_t i;
+
+	for (i = 0; i < pool->count; i++) {
+		struct cb_job *j = &pool->ring[(pool->head + i) % pool->depth];
+
+		if (j->state == CB_QUEUED)
+			return j;
+	}
+	return NULL;
+}
+
+static void *cb_worker_main(void *arg)
+{
+	struct cb_worker *w = arg;
+	struct cb_pool *pool = w->pool;
+	struct cb_job *j;
+
+	pthread_mutex_lock(&pool->mu);
+	for (;;) {
+		j = cb_pool_queued(pool);
+		if (!j && pool->stop)
+			break;
+		if (!j) {
+			pthread_cond_wait(&pool->work, &pool->mu);
+			continue;
+		}
+		j->state = CB_RUNNING;
+		pthread_mutex_unlock(&pool->mu);
+		cb_job_run(pool->ctx, w->dec, j);
+		pthread_mutex_lock(&pool->mu);
+		j->state = CB_DONE;
+		pthread_cond_broadcast(&pool->done);
+	}
+	pthread_mutex_unlock(&pool->mu);
+	return NULL;
+}
+
+int cb_pool_new(struct cb_pool **out, struct cb_ctx *ctx, uint32_t depth)
+{
+	struct cb_pool *pool = calloc(1, sizeof(*pool));
+	uint32_t i;
+	int ret;
+
+	if (!pool)
+		return -ENOMEM;
+	pool->ctx = ctx;
+	pool->depth = depth;
+	pool->ring = calloc(depth, sizeof(*pool->ring));
+	if (!pool->ring) {
+		free(pool);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&pool->mu, NULL);
+	pthread_cond_init(&pool->work, NULL);
+	pthread_cond_init(&pool->done, NULL);
+	for (i = 0; i < ctx->nr_dec; i++) {
+		pool->w[i].pool = pool;
+		pool->w[i].dec = i;
+		ret = pthread_create(&pool->w[i].th, NULL, cb_worker_main,
+				     &pool->w[i]);
+		if (ret) {
+			cb_pool_free(pool);
+			return -ret;
+		}
+		pool->w[i].started = true;
+	}
+	*out = pool;
+	return 0;
+}
+
+void cb_pool_free(struct cb_pool *pool)
+{
+	uint32_t i;
+
+	if (!pool)
+		return;
+	pthread_mutex_lock(&pool->mu);
+	pool->stop = true;
+	pthread_cond_broadcast(&pool->work);
+	pthread_mutex_unlock(&pool->mu);
+	for (i = 0; i < CB_MAX_DECODERS; i++)
+		if (pool->w[i].started)
+			pthread_join(pool->w[i].th, NULL);
+	for (i = 0; i < pool->depth; i++)
+		cb_job_release(&pool->ring[i]);
+	pthread_mutex_destroy(&pool->mu);
+	pthread_cond_destroy(&pool->work);
+	pthread_cond_destroy(&pool->done);
+	free(pool->ring);
+	free(pool);
+}
+
+struct cb_job *cb_pool_slot(struct cb_pool *pool)
+{
+	if (pool->count == pool->depth)
+		return NULL;
+	return &pool->ring[(pool->head + pool->count) % pool->depth];
+}
+
+void cb_pool_submit(struct cb_pool *pool)
+{
+	pthread_mutex_lock(&pool->mu);
+	pool->ring[(pool->head + pool->count) % pool->depth].state = CB_QUEUED;
+	pool->count++;
+	pthread_cond_signal(&pool->work);
+	pthread_mutex_unlock(&pool->mu);
+}
+
+uint32_t cb_pool_pending(const struct cb_pool *pool)
+{
+	return pool->count;
+}
+
+struct cb_job *cb_pool_oldest(struct cb_pool *pool)
+{
+	struct cb_job *j;
+
+	if (!pool->count)
+		return NULL;
+	j = &pool->ring[pool->head];
+	pthread_mutex_lock(&pool->mu);
+	while (j->state != CB_DONE)
+		pthread_cond_wait(&pool->done, &pool->mu);
+	pthread_mutex_unlock(&pool->mu);
+	return j;
+}
+
+struct cb_job *cb_pool_newest(struct cb_pool *pool)
+{
+	if (!pool->count)
+		return NULL;
+	return &pool->ring[(pool->head + pool->count - 1) % pool->depth];
+}
+
+void cb_pool_retire(struct cb_pool *pool)
+{
+	pthread_mutex_lock(&pool->mu);
+	pool->ring[pool->head].state = CB_FREE;
+	pool->head = (pool->head + 1) % pool->depth;
+	pool->count--;
+	pthread_mutex_unlock(&pool->mu);
+}
