@@ -605,7 +605,8 @@ static int perf_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		s->kernel = host->arg_int(ctx, "kernel") != 0;
 	} else {
 		s->kernel = kernel_permitted();
-		if (!s->kernel)
+		/* whole-system recording is refused there anyway */
+		if (!s->kernel && s->mode != PERF_MODE_SYSTEM)
 			host->log(ctx, PIPE_LOG_NOTE, "kernel samples off: "
 				  "perf_event_paranoid is %d and pipe lacks "
 				  "CAP_PERFMON", paranoid_level());

@@ -1,8 +1,9 @@
 /*
  * burn.c - a CPU-bound workload with a known call graph for profiling
  * tests: main -> burn_run -> burn_outer -> burn_leaf_a / burn_leaf_b.
- * Usage: burn [MILLISECONDS [THREADS]]; 0 ms runs until killed.  Built
- * with frame pointers so callchains reach main.
+ * Usage: burn [MILLISECONDS [THREADS]]: each thread burns that much CPU
+ * time (not wall time, so a loaded machine gives the same samples); 0 runs
+ * until killed.  Built with frame pointers so callchains reach main.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -51,7 +52,7 @@ static double now_ms(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
