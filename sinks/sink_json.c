@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <assert.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,8 @@
 #define JSON_BUF_SIZE (256 * 1024) /* output buffer, flushed when full */
 #define JSON_SYM_CACHE 4096        /* symbolized addresses kept, a power of 2 */
 #define JSON_CMDLINE_MAX 4096      /* longest cmdline property we split */
+#define JSON_ESC_SLOTS 65536       /* escaped names kept, a power of 2 */
+#define JSON_ESC_BYTES (16 << 20)  /* their bytes at most */
 
 enum json_format {
 	JSON_FORMAT_PERF = 0,  /* perf data convert --to-json */
@@ -33,10 +36,36 @@ enum json_events {
 /* A buffered output file. */
 struct jout {
 	int fd;          /* output, or -1 */
-	char *buf;       /* JSON_BUF_SIZE bytes */
+	char *buf;       /* cap bytes */
 	size_t len;      /* bytes pending in buf */
+	size_t cap;      /* JSON_BUF_SIZE, or a literal's size */
 	int err;         /* first write error (positive errno), 0: none */
 	uint64_t bytes;  /* bytes written so far */
+};
+
+/* A precomputed run of layout: delimiters, indentation and a key. */
+struct lit {
+	char s[56];
+	size_t n;
+};
+
+/* The layout of a sample, built once for the format (see lits_build). */
+struct lits {
+	struct lit open[2];    /* [first?]: up to the timestamp value */
+	struct lit pid, tid, cpu, comm, event, period;
+	struct lit chain;      /* "callchain": [ */
+	struct lit frame[2];   /* [first?]: a frame up to its ip value */
+	struct lit symbol, dso;
+	struct lit frame_end;
+	struct lit chain_end;
+	struct lit close;      /* the end of the sample */
+};
+
+/* A symbol or dso name (stable for the run) already escaped and quoted. */
+struct esc_slot {
+	const char *name; /* the host's string; NULL: empty slot */
+	char *json;       /* "escaped", malloc'd */
+	size_t len;
 };
 
 /* One remembered symbolization. */
@@ -69,6 +98,10 @@ struct json {
 	uint64_t bad;                 /* records too malformed to write */
 	uint64_t sym_gen;             /* bumped by every sideband record */
 	struct sym_slot *cache;       /* JSON_SYM_CACHE slots */
+	struct esc_slot *esc;         /* JSON_ESC_SLOTS slots */
+	uint32_t nr_esc;              /* slots in use */
+	size_t esc_bytes;             /* bytes of their json */
+	struct lits lit;              /* the sample layout */
 };
 
 static const struct pipe_param json_params[] = {
@@ -113,21 +146,36 @@ static void jout_write_all(struct jout *o, const char *p, size_t n)
 
 static void jout_flush(struct jout *o)
 {
+	assert(o->fd >= 0 || o->len == 0);
 	jout_write_all(o, o->buf, o->len);
 	o->len = 0;
 }
 
+/* Room for n more bytes (n <= cap) at the returned pointer; the caller
+ * writes them and adds what it used to o->len. */
+static inline char *jout_reserve(struct jout *o, size_t n)
+{
+	if (o->len + n > o->cap)
+		jout_flush(o);
+	return o->buf + o->len;
+}
+
 static void jout_put(struct jout *o, const char *p, size_t n)
 {
-	if (o->len + n > JSON_BUF_SIZE) {
+	if (o->len + n > o->cap) {
 		jout_flush(o);
-		if (n > JSON_BUF_SIZE) {
+		if (n > o->cap) {
 			jout_write_all(o, p, n);
 			return;
 		}
 	}
 	memcpy(o->buf + o->len, p, n);
 	o->len += n;
+}
+
+static inline void jout_lit_put(struct jout *o, const struct lit *l)
+{
+	jout_put(o, l->s, l->n);
 }
 
 static void jout_lit(struct jout *o, const char *s)
@@ -139,12 +187,15 @@ static void jout_u64(struct jout *o, uint64_t v)
 {
 	char tmp[24];
 	char *p = tmp + sizeof(tmp);
+	size_t n;
 
 	do {
 		*--p = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	jout_put(o, p, (size_t)(tmp + sizeof(tmp) - p));
+	n = (size_t)(tmp + sizeof(tmp) - p);
+	memcpy(jout_reserve(o, sizeof(tmp)), p, n);
+	o->len += n;
 }
 
 static void jout_i64(struct jout *o, int64_t v)
@@ -161,18 +212,19 @@ static void jout_i64(struct jout *o, int64_t v)
 static void jout_hex(struct jout *o, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";
-	char tmp[24];
-	char *p = tmp + sizeof(tmp);
+	char *p = jout_reserve(o, 20);
+	int bits = 64 - __builtin_clzll(v | 1);
+	int nd = (bits + 3) / 4, i;
 
-	*--p = '"';
-	do {
-		*--p = digits[v & 15];
+	p[0] = '"';
+	p[1] = '0';
+	p[2] = 'x';
+	for (i = nd - 1; i >= 0; i--) {
+		p[3 + i] = digits[v & 15];
 		v >>= 4;
-	} while (v);
-	*--p = 'x';
-	*--p = '0';
-	*--p = '"';
-	jout_put(o, p, (size_t)(tmp + sizeof(tmp) - p));
+	}
+	p[3 + nd] = '"';
+	o->len += (size_t)nd + 4;
 }
 
 /* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
@@ -206,58 +258,106 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* Write one byte of s that needs escaping (or an invalid UTF-8 byte) to
+ * p; returns the bytes written (at most 6). */
+static size_t escape_byte(char *p, unsigned char c)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	if (c >= 0x80) {
+		memcpy(p, "\xef\xbf\xbd", 3);
+		return 3;
+	}
+	p[0] = '\\';
+	switch (c) {
+	case '"':
+	case '\\':
+		p[1] = (char)c;
+		return 2;
+	case '\n':
+		p[1] = 'n';
+		return 2;
+	case '\t':
+		p[1] = 't';
+		return 2;
+	case '\r':
+		p[1] = 'r';
+		return 2;
+	case '\b':
+		p[1] = 'b';
+		return 2;
+	case '\f':
+		p[1] = 'f';
+		return 2;
+	default:
+		memcpy(p + 1, "u00", 3);
+		p[4] = hex[c >> 4];
+		p[5] = hex[c & 15];
+		return 6;
+	}
+}
+
+/* Up to `len` bytes of s as string content into p (room for 6 * len);
+ * returns the bytes written, *used the bytes of s consumed. */
+static size_t str_chunk(char *p, const unsigned char *s, size_t len,
+			size_t *used)
+{
+	char *start = p;
+	size_t i = 0;
+
+	while (i < len) {
+		unsigned char c = s[i];
+		size_t n;
+
+		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+			*p++ = (char)c;
+			i++;
+			continue;
+		}
+		if (c >= 0x80) {
+			n = utf8_len(s + i, len - i);
+			if (n) {
+				memcpy(p, s + i, n);
+				p += n;
+				i += n;
+				continue;
+			}
+		}
+		p += escape_byte(p, c);
+		i++;
+	}
+	*used = i;
+	return (size_t)(p - start);
+}
+
+#define JSON_STR_CHUNK 1024 /* string bytes escaped per reservation */
+
 /* A JSON string with quotes: escapes, and U+FFFD for each byte that does
  * not start a valid UTF-8 sequence.  NULL writes "". */
 static void jout_str(struct jout *o, const char *str)
 {
-	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	const unsigned char *run = s;
+	size_t left = strlen((const char *)s);
+	char *p;
 
-	jout_put(o, "\"", 1);
-	for (; *s; ) {
-		char esc[8];
-		size_t n;
+	p = jout_reserve(o, 1);
+	*p = '"';
+	o->len++;
+	while (left > 0) {
+		size_t n = left < JSON_STR_CHUNK ? left : JSON_STR_CHUNK, used;
 
-		if (*s >= 0x20 && *s < 0x80 && *s != '"' && *s != '\\') {
-			s++;
-			continue;
-		}
-		if (*s >= 0x80) {
-			n = utf8_len(s, strnlen((const char *)s, 4));
-			if (n) {
-				s += n;
-				continue;
-			}
-		}
-		jout_put(o, (const char *)run, (size_t)(s - run));
-		if (*s >= 0x80) {
-			jout_put(o, "\xef\xbf\xbd", 3);
-		} else if (*s == '"' || *s == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char)*s;
-			jout_put(o, esc, 2);
-		} else if (*s == '\n') {
-			jout_put(o, "\\n", 2);
-		} else if (*s == '\t') {
-			jout_put(o, "\\t", 2);
-		} else if (*s == '\r') {
-			jout_put(o, "\\r", 2);
-		} else if (*s == '\b') {
-			jout_put(o, "\\b", 2);
-		} else if (*s == '\f') {
-			jout_put(o, "\\f", 2);
-		} else {
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[*s >> 4];
-			esc[5] = hex[*s & 15];
-			jout_put(o, esc, 6);
-		}
-		s++;
-		run = s;
+		/* never split a UTF-8 sequence between chunks */
+		while (n < left && n > JSON_STR_CHUNK - 4 &&
+		       (s[n] & 0xc0) == 0x80)
+			n--;
+		p = jout_reserve(o, 6 * n);
+		o->len += str_chunk(p, s, n, &used);
+		s += used;
+		left -= used;
 	}
-	jout_put(o, (const char *)run, (size_t)(s - run));
-	jout_put(o, "\"", 1);
+	p = jout_reserve(o, 1);
+	*p = '"';
+	o->len++;
 }
 
 /* ---- layout ------------------------------------------------------------- */
@@ -486,41 +586,78 @@ static bool sym_resolve(struct json *j, uint32_t pid, uint64_t ip,
 	return out->name != NULL;
 }
 
+/* Write a symbol or dso name, escaping it once: the symbolizer's strings
+ * live for the whole run, so their address identifies them.  The table
+ * stops growing at JSON_ESC_SLOTS / 2 names or JSON_ESC_BYTES. */
+static void name_put(struct json *j, struct jout *o, const char *name)
+{
+	uint64_t h = (uint64_t)(uintptr_t)name * UINT64_C(0x9e3779b97f4a7c15);
+	uint32_t i = (uint32_t)(h >> 40) & (JSON_ESC_SLOTS - 1);
+	struct esc_slot *e;
+	struct jout tmp;
+	size_t cap;
+
+	for (;; i = (i + 1) & (JSON_ESC_SLOTS - 1)) {
+		e = &j->esc[i];
+		if (e->name == name) {
+			jout_put(o, e->json, e->len);
+			return;
+		}
+		if (!e->name)
+			break;
+	}
+	cap = 6 * strlen(name) + 3;
+	if (j->nr_esc >= JSON_ESC_SLOTS / 2 ||
+	    j->esc_bytes + cap > JSON_ESC_BYTES || cap > JSON_BUF_SIZE) {
+		jout_str(o, name);
+		return;
+	}
+	tmp = (struct jout){ .fd = -1, .cap = cap };
+	tmp.buf = malloc(cap);
+	if (!tmp.buf) {
+		jout_str(o, name);
+		return;
+	}
+	jout_str(&tmp, name);
+	e->name = name;
+	e->json = tmp.buf;
+	e->len = tmp.len;
+	j->nr_esc++;
+	j->esc_bytes += cap;
+	jout_put(o, e->json, e->len);
+}
+
 /* One callchain entry: ip, and symbol and dso only when resolved. */
-static void frame_put(struct json *j, struct jout *o, bool comma, int depth,
+static void frame_put(struct json *j, struct jout *o, bool first,
 		      uint32_t pid, uint64_t ip, uint16_t cpumode)
 {
 	struct pipe_symbol sym;
 
-	delim(j, o, comma, depth);
-	jout_put(o, "{", 1);
-	key(j, o, false, depth + 1, "ip");
+	jout_lit_put(o, &j->lit.frame[first]);
 	jout_hex(o, ip);
 	if (j->symbols && sym_resolve(j, pid, ip, cpumode, &sym)) {
-		key(j, o, true, depth + 1, "symbol");
-		jout_str(o, sym.name);
+		jout_lit_put(o, &j->lit.symbol);
+		name_put(j, o, sym.name);
 		if (sym.dso_short && *sym.dso_short) {
-			key(j, o, true, depth + 1, "dso");
-			jout_str(o, sym.dso_short);
+			jout_lit_put(o, &j->lit.dso);
+			name_put(j, o, sym.dso_short);
 		}
 	}
-	delim(j, o, false, depth);
-	jout_put(o, "}", 1);
+	jout_lit_put(o, &j->lit.frame_end);
 }
 
 /* The callchain without its context markers; a sample without one gets
  * one entry for its ip. */
-static void callchain_put(struct json *j, struct jout *o, int depth,
+static void callchain_put(struct json *j, struct jout *o,
 			  const struct pipe_sample *s)
 {
 	uint16_t cpumode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool first = true;
 	uint64_t i;
 
-	key(j, o, true, depth, "callchain");
-	jout_put(o, "[", 1);
+	jout_lit_put(o, &j->lit.chain);
 	if (!(s->sample_type & PERF_SAMPLE_CALLCHAIN)) {
-		frame_put(j, o, false, depth + 1, s->pid, s->ip, cpumode);
+		frame_put(j, o, true, s->pid, s->ip, cpumode);
 		first = false;
 	}
 	for (i = 0; i < s->nr_callchain; i++) {
@@ -535,58 +672,121 @@ static void callchain_put(struct json *j, struct jout *o, int depth,
 				cpumode = PERF_RECORD_MISC_HYPERVISOR;
 			continue;
 		}
-		frame_put(j, o, !first, depth + 1, s->pid, ip, cpumode);
+		frame_put(j, o, first, s->pid, ip, cpumode);
 		first = false;
 	}
-	delim(j, o, false, depth);
-	jout_put(o, "]", 1);
+	jout_lit_put(o, &j->lit.chain_end);
 }
 
-static int sample_put(struct json *j, const struct pipe_record *r)
+static void sample_put(struct json *j, const struct pipe_record *r)
 {
 	struct jout *o = &j->out;
 	struct pipe_sample s;
-	int depth = j->format == JSON_FORMAT_LINES ? 0 : 2;
-	bool lines = j->format == JSON_FORMAT_LINES;
 
 	if (j->host->decode_sample(j->ctx, r, &s) < 0) {
 		j->bad++;
-		return 0;
+		return;
 	}
-	if (!lines)
-		delim(j, o, j->samples > 0, depth);
-	jout_put(o, "{", 1);
-	if (lines) {
-		jout_lit(o, "\"type\":\"sample\"");
-	}
-	key(j, o, lines, depth + 1, "timestamp");
+	jout_lit_put(o, &j->lit.open[j->samples == 0]);
 	time_put(j, o, s.time);
-	key(j, o, true, depth + 1, "pid");
+	jout_lit_put(o, &j->lit.pid);
 	jout_i64(o, (int32_t)s.pid);
-	key(j, o, true, depth + 1, "tid");
+	jout_lit_put(o, &j->lit.tid);
 	jout_i64(o, (int32_t)s.tid);
 	if (s.sample_type & PERF_SAMPLE_CPU) {
-		key(j, o, true, depth + 1, "cpu");
+		jout_lit_put(o, &j->lit.cpu);
 		jout_i64(o, (int32_t)s.cpu);
 	}
-	key(j, o, true, depth + 1, "comm");
+	jout_lit_put(o, &j->lit.comm);
 	jout_str(o, j->host->thread_comm(j->ctx, s.tid));
-	callchain_put(j, o, depth + 1, &s);
-	key(j, o, true, depth + 1, "event");
+	callchain_put(j, o, &s);
+	jout_lit_put(o, &j->lit.event);
 	if (s.event < j->meta->nr_events)
 		jout_str(o, j->meta->events[s.event].name);
 	else
 		jout_lit(o, "null");
 	if (s.sample_type & PERF_SAMPLE_PERIOD) {
-		key(j, o, true, depth + 1, "period");
+		jout_lit_put(o, &j->lit.period);
 		jout_u64(o, s.period);
 	}
-	delim(j, o, false, depth);
-	jout_put(o, "}", 1);
-	if (lines)
-		jout_put(o, "\n", 1);
+	jout_lit_put(o, &j->lit.close);
 	j->samples++;
-	return 0;
+}
+
+/* Build one literal with the layout functions. */
+static struct jout *lit_begin(struct jout *tmp, struct lit *l)
+{
+	*tmp = (struct jout){ .fd = -1, .buf = l->s, .cap = sizeof(l->s) };
+	return tmp;
+}
+
+static void lit_end(struct jout *tmp, struct lit *l)
+{
+	assert(tmp->len < sizeof(l->s));
+	l->n = tmp->len;
+}
+
+static void lit_key(struct json *j, struct lit *l, bool comma, int depth,
+		    const char *name)
+{
+	struct jout tmp;
+
+	key(j, lit_begin(&tmp, l), comma, depth, name);
+	lit_end(&tmp, l);
+}
+
+/* The sample layout: perf's (depth 2 in "samples"), or a line's. */
+static void lits_build(struct json *j)
+{
+	bool lines = j->format == JSON_FORMAT_LINES;
+	int d = lines ? 0 : 2;
+	struct lits *L = &j->lit;
+	struct jout tmp;
+	int first;
+
+	for (first = 0; first <= 1; first++) {
+		lit_begin(&tmp, &L->open[first]);
+		if (!lines)
+			delim(j, &tmp, !first, d);
+		jout_put(&tmp, "{", 1);
+		if (lines)
+			jout_lit(&tmp, "\"type\":\"sample\"");
+		key(j, &tmp, lines, d + 1, "timestamp");
+		lit_end(&tmp, &L->open[first]);
+
+		lit_begin(&tmp, &L->frame[first]);
+		delim(j, &tmp, !first, d + 2);
+		jout_put(&tmp, "{", 1);
+		key(j, &tmp, false, d + 3, "ip");
+		lit_end(&tmp, &L->frame[first]);
+	}
+	lit_key(j, &L->pid, true, d + 1, "pid");
+	lit_key(j, &L->tid, true, d + 1, "tid");
+	lit_key(j, &L->cpu, true, d + 1, "cpu");
+	lit_key(j, &L->comm, true, d + 1, "comm");
+	lit_key(j, &L->event, true, d + 1, "event");
+	lit_key(j, &L->period, true, d + 1, "period");
+	lit_key(j, &L->symbol, true, d + 3, "symbol");
+	lit_key(j, &L->dso, true, d + 3, "dso");
+	lit_key(j, &L->chain, true, d + 1, "callchain");
+	L->chain.s[L->chain.n++] = '[';
+
+	lit_begin(&tmp, &L->frame_end);
+	delim(j, &tmp, false, d + 2);
+	jout_put(&tmp, "}", 1);
+	lit_end(&tmp, &L->frame_end);
+
+	lit_begin(&tmp, &L->chain_end);
+	delim(j, &tmp, false, d + 1);
+	jout_put(&tmp, "]", 1);
+	lit_end(&tmp, &L->chain_end);
+
+	lit_begin(&tmp, &L->close);
+	delim(j, &tmp, false, d);
+	jout_put(&tmp, "}", 1);
+	if (lines)
+		jout_put(&tmp, "\n", 1);
+	lit_end(&tmp, &L->close);
 }
 
 /* ---- sideband ----------------------------------------------------------- */
@@ -797,6 +997,7 @@ static int json_open_side(struct json *j)
 	int e;
 
 	j->side.buf = malloc(JSON_BUF_SIZE);
+	j->side.cap = JSON_BUF_SIZE;
 	if (!j->side.buf) {
 		j->host->error(j->ctx, "cannot start sink 'json': out of "
 			       "memory");
@@ -818,6 +1019,7 @@ static int json_open_side(struct json *j)
 static void json_close(void *state)
 {
 	struct json *j = state;
+	uint32_t i;
 
 	if (!j)
 		return;
@@ -828,6 +1030,9 @@ static void json_close(void *state)
 	free(j->out.buf);
 	free(j->side.buf);
 	free(j->cache);
+	for (i = 0; j->esc && i < JSON_ESC_SLOTS; i++)
+		free(j->esc[i].json);
+	free(j->esc);
 	free(j);
 }
 
@@ -854,8 +1059,10 @@ static int json_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		    !host->arg_int(ctx, "compact");
 	j->sym_gen = 1;
 	j->out.buf = malloc(JSON_BUF_SIZE);
+	j->out.cap = JSON_BUF_SIZE;
 	j->cache = calloc(JSON_SYM_CACHE, sizeof(*j->cache));
-	if (!j->out.buf || !j->cache) {
+	j->esc = calloc(JSON_ESC_SLOTS, sizeof(*j->esc));
+	if (!j->out.buf || !j->cache || !j->esc) {
 		host->error(ctx, "cannot start sink 'json': out of memory");
 		ret = -ENOMEM;
 		goto out_free;
@@ -882,6 +1089,7 @@ static int json_start(void *state)
 	struct jout *o = &j->out;
 
 	j->meta = j->host->meta(j->ctx);
+	lits_build(j);
 	if (j->format == JSON_FORMAT_LINES) {
 		jout_lit(o, "{\"type\":\"header\",\"linux-perf-json-version\":1,"
 			 "\"headers\":");
