@@ -150,15 +150,15 @@ static int cr_fetch(struct creader *r, uint64_t off, size_t n,
 			return 0;
 		}
 	}
-	if (off > r->base && (off - r->base) + n > r->cap) {
+	if (r->base + r->len < off + n && off > r->base) {
+		/* more to read: keep only what is still wanted */
 		size_t drop = (size_t)(off - r->base);
 
 		memmove(r->buf, r->buf + drop, r->len - drop);
 		r->len -= drop;
 		r->base = off;
 	}
-	if (cr_grow(&r->buf, &r->cap, (size_t)(off - r->base) + n +
-		    (n < CR_CHUNK ? CR_CHUNK : 0)))
+	if (cr_grow(&r->buf, &r->cap, (size_t)(off - r->base) + n))
 		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				    r->opts.name, strerror(ENOMEM));
 	while (r->base + r->len < off + n) {
