@@ -272,9 +272,10 @@ static void apply_mmap(struct symbolizer *s, const struct perf_event_header *h,
 	if (v2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
 		id_len = *((const uint8_t *)h + 40);
 		id = (const uint8_t *)h + 44;
-		if (id_len > ELFSYMS_BUILD_ID_MAX) {
-			s->nr_malformed++;
-			return;
+		/* kernels have set the bit over maj/min/ino (docs/report.md) */
+		if (id_len == 0 || id_len > ELFSYMS_BUILD_ID_MAX) {
+			id_len = 0;
+			id = NULL;
 		}
 	}
 	d = dso_get(s, name, id, id_len);

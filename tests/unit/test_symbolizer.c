@@ -100,7 +100,7 @@ static void mmap2(struct symbolizer *s, uint32_t pid, uint64_t start,
 	if (id) {
 		h->misc |= PERF_RECORD_MISC_MMAP_BUILD_ID;
 		p[40] = (char)id_len;
-		memcpy(p + 44, id, id_len);
+		memcpy(p + 44, id, id_len < 20 ? id_len : 20);
 	}
 	memcpy(p + 72, name, n);
 	apply(s, buf);
@@ -353,6 +353,23 @@ static void test_deleted(void)
 	CHECK(sym.name == NULL);
 	CHECK(sym.flags & PIPE_SYM_DELETED);
 	CHECK_STR(sym.dso, gone_del);
+	symbolizer_free(s);
+}
+
+/* An impossible build-id size means "no build-id", not a bad record. */
+static void test_build_id_size(void)
+{
+	struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
+	uint8_t junk[20];
+	char pie[4200];
+
+	memset(junk, 0xab, sizeof(junk));
+	path_of(pie, sizeof(pie), "fx_pie");
+	nr_warnings = 0;
+	CHECK(map_elf(s, 51, pie, pie, PIE_BASE, junk, 254, false) > 0);
+	check_sym(s, 51, PIE_BASE + nm_addr(pie, "fx_gamma", false) + 1,
+		  "fx_gamma", 1);
+	CHECK(nr_warnings == 0);
 	symbolizer_free(s);
 }
 
@@ -756,6 +773,7 @@ int main(void)
 	test_debug_files();
 	test_deleted();
 	test_build_id_mismatch();
+	test_build_id_size();
 	test_perf_map();
 	test_kallsyms();
 	test_cxx();
