@@ -8,11 +8,11 @@ PIPE=$B/pipe
 W=$B/tests/workloads
 out=$(mktemp -d "${TMPDIR:-/tmp}/pipe-demo.XXXXXX")
 trap 'rm -rf "$out"' EXIT
-workload=$W/demo_mixed
-[ -x "$workload" ] || workload=$W/$(ls "$W" 2>/dev/null | head -n 1)
+# the mixed workload: several processes, deep and shallow stacks, 2 s
+workload="$W/mixed 2"
 if "$PIPE" -q -s perf:event=cpu-clock,duration=10ms,cpus=0 -k null:print=off 2>/dev/null; then
 	echo "== recording: pipe -s perf -c zstd:3 -k file:demo.dat -- $workload"
-	"$PIPE" -s perf -c zstd:3 -k "file:$out/demo.dat" -- "$workload" || exit 1
+	"$PIPE" -s perf -c zstd:3 -k "file:$out/demo.dat" -- $workload || exit 1
 else
 	echo "== perf_event_open is not allowed here; recording synthetic records instead"
 	"$PIPE" -s synth:50000 -c zstd:3 -k "file:$out/demo.dat" || exit 1
