@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # size.sh - file bytes per sample, pipe against `perf record -z` (issue 6).
 # Records the bundled mixed workload (tests/workloads/mixed.c) for SIZE_SECS
-# seconds (default 25: over 100k samples at 4 kHz on 2 CPUs) in turn with
+# seconds (default 30: over 100k samples at 4 kHz on 2 CPUs) in turn with
 #   pipe -s perf:event=cpu-clock,freq=4000 -c zstd:L -k file:p.dat -- mixed S
 #   perf record -B -g -e cpu-clock -F 4000 --compression-level=L -o f.perf \
 #       -- mixed S
 # for L in 1 3 9, and prints total file bytes / samples for each and the
 # ratio pipe/perf (target: at most 0.80).  Then it rewrites the level-3
 # pipe recording with transform=off and several block sizes (same records,
-# so `pipe verify` digests must match) to show what each part buys.
+# so `pipe verify` digests must match) to show what each part buys, and
+# estimates a trained zstd dictionary with tests/bench/codec_speed.
 # perf's sample count comes from `perf report --stats` on a copy passed
 # through tests/tools/perfdata-fix-mmap2.py (perf 6.1 on kernel 6.18).
 # perf runs with -B: its build-id pass crashes on this kernel.
@@ -16,9 +17,10 @@ set -u
 PIPE=$BUILD/pipe
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 W=$BUILD/tests/workloads/mixed
-SECS=${SIZE_SECS:-25}
+SECS=${SIZE_SECS:-30}
 LEVELS=${SIZE_LEVELS:-1 3 9}
 BLOCKS=${SIZE_BLOCKS:-16K 32K 64K 128K 256K 1M}
+DICT_BLOCKS=${SIZE_DICT_BLOCKS:-8K 64K 128K 256K}
 MIN_SAMPLES=100000
 dir=$(mktemp -d /tmp/pipe-size.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -38,17 +40,21 @@ perf_samples() {
 }
 
 short=0
-printf '%s\n' "mixed workload, $SECS s, cpu-clock 4 kHz, -g, 2 CPUs; bytes per sample (B/s)"
-printf '%-6s %9s %9s %8s %9s %9s %8s %7s\n' level pipe_smp pipe_B \
-	pipe_B/s perf_smp perf_B perf_B/s ratio
+echo "mixed workload, $SECS s, cpu-clock 4 kHz, -g, 2 CPUs; B/s: file bytes"
+echo "per sample; ratio: pipe/perf; p_raw, f_raw: bytes per sample before"
+echo "compression (pipe info raw_bytes; perf's 'original' size)"
+printf '%-7s %8s %9s %8s %8s %9s %8s %7s %6s %6s\n' level pipe_smp \
+	pipe_B pipe_B/s perf_smp perf_B perf_B/s ratio p_raw f_raw
 for L in $LEVELS; do
 	p=$dir/pipe$L.dat
 	f=$dir/perf$L.perf
 	"$PIPE" -q -s perf:event=cpu-clock,freq=4000 -c "zstd:$L" \
 		-k "file:$p" -- "$W" "$SECS" || fail "pipe record failed"
-	perf record -q -B -g -e cpu-clock -F 4000 --compression-level="$L" \
-		-o "$f" -- "$W" "$SECS" >/dev/null 2>&1 ||
-		fail "perf record failed"
+	perf record -B -g -e cpu-clock -F 4000 --compression-level="$L" \
+		-o "$f" -- "$W" "$SECS" >/dev/null 2>"$f.log" ||
+		fail "perf record failed: $(tail -3 "$f.log")"
+	# perf's own figure of its data before compression, in MiB
+	fo=$(sed -n 's/.*(original \([0-9.]*\) MB.*/\1/p' "$f.log")
 	ps_=$(info "$p" samples)
 	pb=$(stat -c %s "$p")
 	fs=$(perf_samples "$f")
@@ -57,11 +63,15 @@ for L in $LEVELS; do
 	[ "$ps_" -ge $MIN_SAMPLES ] && [ "$fs" -ge $MIN_SAMPLES ] || short=1
 	pbs=$(calc "$pb / $ps_")
 	fbs=$(calc "$fb / $fs")
-	printf '%-6s %9d %9d %8.2f %9d %9d %8.2f %7.3f\n' "zstd:$L" "$ps_" \
-		"$pb" "$pbs" "$fs" "$fb" "$fbs" "$(awk "BEGIN { printf \"%.3f\", $pbs / $fbs }")"
+	printf '%-7s %8d %9d %8.2f %8d %9d %8.2f %7.3f %6.1f %6.1f\n' \
+		"zstd:$L" "$ps_" "$pb" "$pbs" "$fs" "$fb" "$fbs" \
+		"$(awk "BEGIN { print $pbs / $fbs }")" \
+		"$(calc "$(info "$p" raw_bytes) / $ps_")" \
+		"$(calc "${fo:-0} * 1048576 / $fs")"
 	[ "$L" = 3 ] && cp "$p" "$dir/ref.dat"
 done
-[ $short = 0 ] || echo "note: fewer than $MIN_SAMPLES samples in a run; raise SIZE_SECS"
+[ $short = 0 ] ||
+	echo "note: fewer than $MIN_SAMPLES samples in a run; raise SIZE_SECS"
 
 [ -f "$dir/ref.dat" ] || exit 0
 ref=$dir/ref.dat
@@ -73,7 +83,8 @@ printf '%-28s %10s %8s %7s\n' "-c" bytes B/s blocks
 row() {
 	local c=$1 o=$dir/x.dat d
 	rm -f "$o"
-	"$PIPE" -q -s "file:$ref" -c "$c" -k "file:$o" || fail "rewrite $c failed"
+	"$PIPE" -q -s "file:$ref" -c "$c" -k "file:$o" ||
+		fail "rewrite $c failed"
 	d=$("$PIPE" verify "$o" 2>&1 | grep digest)
 	[ "$d" = "$digest" ] || fail "digest of $c differs: $d / $digest"
 	printf '%-28s %10d %8.2f %7s\n' "$c" "$(stat -c %s "$o")" \
@@ -86,4 +97,22 @@ for b in $BLOCKS; do
 	row "zstd:3,block=$b"
 done
 row zstd:3,block=1M,transform=off
+
+# Dictionaries are not in the writer yet: estimate them with codec_speed
+# (train 32 KiB on the first blocks, use it for the rest; tests/bench/).
+cs=$BUILD/bench/codec_speed
+mkdir -p "$BUILD/bench"
+cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$TOP/core" \
+	-o "$cs" "$TOP/tests/bench/codec_speed.c" -ldl ||
+	fail "cannot build codec_speed"
+echo
+echo "zstd:3 with a trained 32 KiB dictionary (estimate; transform on):"
+for b in $DICT_BLOCKS; do
+	rm -f "$dir/c.dat"
+	"$PIPE" -q -s "file:$ref" -c "none:transform=on,block=$b" \
+		-k "file:$dir/c.dat" || fail "rewrite failed"
+	printf 'block=%-5s' "$b"
+	"$cs" "$BUILD/plugins" "$dir/c.dat" zstd:3:dict=32 | grep 'dict ' ||
+		fail "codec_speed failed"
+done
 exit 0

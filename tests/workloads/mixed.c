@@ -323,7 +323,8 @@ int main(int argc, char **argv)
 	int status, rc = 0;
 
 	if (!(secs > 0 && secs < 86400)) {
-		fprintf(stderr, "usage: mixed [SECONDS]  (0 < SECONDS < 86400)\n");
+		fprintf(stderr, "usage: mixed [SECONDS], 0 < SECONDS "
+			"< 86400\n");
 		return 2;
 	}
 	deadline = now_s() + secs;
