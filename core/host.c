@@ -249,8 +249,14 @@ static int resolve_plugin(struct loaded **lp, const char **defaults,
 		conf_names(conf, kind, names, sizeof(names));
 		pipe_err_set(err, -ENOENT, "unknown %s '%s'",
 			     loader_kind_name(kind), name);
-		pipe_err_hint(err, "available %ss: %s", loader_kind_name(kind),
-			      names[0] ? names : "(none)");
+		if (strpbrk(name, ",="))
+			pipe_err_hint(err, "parameters follow a ':', as in '%.*s:%s'",
+				      (int)strcspn(name, ",="), name,
+				      name + strcspn(name, ",=") + 1);
+		else
+			pipe_err_hint(err, "available %ss: %s",
+				      loader_kind_name(kind),
+				      names[0] ? names : "(none)");
 		return -ENOENT;
 	}
 	*defaults = e->args;
