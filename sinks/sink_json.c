@@ -173,9 +173,12 @@ static void jout_put(struct jout *o, const char *p, size_t n)
 	o->len += n;
 }
 
+/* A literal: always copies the whole array (a fixed-size copy the
+ * compiler inlines), then keeps l->n bytes of it. */
 static inline void jout_lit_put(struct jout *o, const struct lit *l)
 {
-	jout_put(o, l->s, l->n);
+	memcpy(jout_reserve(o, sizeof(l->s)), l->s, sizeof(l->s));
+	o->len += l->n;
 }
 
 static void jout_lit(struct jout *o, const char *s)
@@ -183,19 +186,38 @@ static void jout_lit(struct jout *o, const char *s)
 	jout_put(o, s, strlen(s));
 }
 
+static const char digit_pairs[] =
+	"00010203040506070809101112131415161718192021222324252627282930313233"
+	"34353637383940414243444546474849505152535455565758596061626364656667"
+	"6869707172737475767778798081828384858687888990919293949596979899";
+
+static int u64_digits(uint64_t v)
+{
+	int n = 1;
+
+	while (v >= 10000) {
+		v /= 10000;
+		n += 4;
+	}
+	return n + (v >= 10) + (v >= 100) + (v >= 1000);
+}
+
+/* Decimal digits written straight into the buffer, two at a time. */
 static void jout_u64(struct jout *o, uint64_t v)
 {
-	char tmp[24];
-	char *p = tmp + sizeof(tmp);
-	size_t n;
+	int n = u64_digits(v);
+	char *end = jout_reserve(o, 20) + n;
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	n = (size_t)(tmp + sizeof(tmp) - p);
-	memcpy(jout_reserve(o, sizeof(tmp)), p, n);
-	o->len += n;
+	o->len += (size_t)n;
+	while (v >= 100) {
+		end -= 2;
+		memcpy(end, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(end - 2, digit_pairs + 2 * v, 2);
+	else
+		end[-1] = (char)('0' + v);
 }
 
 static void jout_i64(struct jout *o, int64_t v)
@@ -213,18 +235,20 @@ static void jout_hex(struct jout *o, uint64_t v)
 {
 	static const char digits[] = "0123456789abcdef";
 	char *p = jout_reserve(o, 20);
-	int bits = 64 - __builtin_clzll(v | 1);
-	int nd = (bits + 3) / 4, i;
+	int nd = (64 - __builtin_clzll(v | 1) + 3) / 4;
+	char *end = p + 3 + nd;
 
-	p[0] = '"';
-	p[1] = '0';
-	p[2] = 'x';
-	for (i = nd - 1; i >= 0; i--) {
-		p[3 + i] = digits[v & 15];
-		v >>= 4;
-	}
-	p[3 + nd] = '"';
+	memcpy(p, "\"0x", 3);
+	*end = '"';
 	o->len += (size_t)nd + 4;
+	while (end - p > 4) {
+		end -= 2;
+		end[0] = digits[v >> 4 & 15];
+		end[1] = digits[v & 15];
+		v >>= 8;
+	}
+	if (end - p > 3)
+		end[-1] = digits[v & 15];
 }
 
 /* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
@@ -1171,8 +1195,7 @@ static int json_finish(void *state)
 		jout_u64(o, j->throttle);
 		jout_lit(o, "}\n");
 	} else {
-		if (j->samples)
-			delim(j, o, false, 1);
+		delim(j, o, false, 1);
 		jout_put(o, "]", 1);
 		key(j, o, true, 1, "lost");
 		jout_u64(o, j->lost);
