@@ -559,6 +559,9 @@ static uint32_t sample_frames(struct report *r, const struct pipe_sample *s)
 				misc = PERF_RECORD_MISC_USER;
 			else
 				misc = PERF_RECORD_MISC_CPUMODE_UNKNOWN;
+			/* the first address of a context is where it was
+			 * interrupted, not a return address */
+			seen_ip = false;
 			continue;
 		}
 		/* return addresses point after the call: look one back */
