@@ -30,6 +30,7 @@
 /* Files we read whole (kallsyms, perf maps): at most this many bytes. */
 #define TEXT_FILE_MAX (UINT64_C(512) << 20)
 #define SYSTEM_DEBUG_ROOT "/usr/lib/debug"
+#define MAX_MODULES 1024
 
 enum dso_kind {
 	DSO_ELF = 0,      /* a file with ELF symbols */
@@ -54,6 +55,13 @@ struct dso {
 	struct symtab *syms;             /* NULL: none found */
 };
 
+/* A kernel module's text, from the kallsyms lines tagged [NAME]. */
+struct kmod {
+	struct dso *dso; /* "[NAME]" */
+	uint64_t lo;     /* first symbol start (kallsyms addresses) */
+	uint64_t hi;     /* last symbol start */
+};
+
 struct symbolizer {
 	struct symbolizer_opts opts;     /* strings copied below */
 	char *debug_dir;                 /* owned copy of opts.debug_dir */
@@ -62,6 +70,8 @@ struct symbolizer {
 	struct threads *threads;         /* process state */
 	struct dso *dsos[DSO_BUCKETS];   /* every binary seen */
 	struct dso kernel;               /* [kernel.kallsyms] */
+	struct kmod *mods;               /* kernel modules, by first seen */
+	uint32_t nr_mods;
 	uint64_t kernel_shift;           /* recorded _text - current _text */
 	uint64_t nr_malformed;           /* sideband records ignored */
 	bool kernel_checked;             /* kernel_differs is known */
@@ -147,6 +157,7 @@ void symbolizer_free(struct symbolizer *s)
 	threads_free(s->threads);
 	symtab_free(s->kernel.syms);
 	free(s->kernel.name);
+	free(s->mods);
 	free(s->debug_dir);
 	free(s->kallsyms);
 	free(s);
@@ -401,8 +412,45 @@ static bool is_text_type(char c)
  * Parse kallsyms ("ADDR TYPE NAME [\t[MODULE]]" lines) in place into a
  * builder; *text gets the address of _text (0 if absent).
  */
-static int parse_kallsyms(char *buf, size_t len, struct symtab_builder *b,
-			  uint64_t *text, bool *all_zero)
+/* Note that module `name` (len bytes) has a symbol at addr. */
+static void add_module_sym(struct symbolizer *s, const char *name,
+			   size_t len, uint64_t addr)
+{
+	char tag[80];
+	struct kmod *k;
+	uint32_t i;
+
+	if (len == 0 || len > sizeof(tag) - 3)
+		return;
+	snprintf(tag, sizeof(tag), "[%.*s]", (int)len, name);
+	for (i = 0; i < s->nr_mods; i++) {
+		k = &s->mods[i];
+		if (strcmp(k->dso->name, tag) == 0) {
+			if (addr < k->lo)
+				k->lo = addr;
+			if (addr > k->hi)
+				k->hi = addr;
+			return;
+		}
+	}
+	if (!s->mods)
+		s->mods = calloc(MAX_MODULES, sizeof(*s->mods));
+	if (!s->mods || s->nr_mods == MAX_MODULES)
+		return;
+	k = &s->mods[s->nr_mods];
+	k->dso = dso_get(s, tag, NULL, 0);
+	if (!k->dso)
+		return;
+	k->dso->kind = DSO_KERNEL;
+	k->dso->flags = PIPE_SYM_KERNEL;
+	k->lo = addr;
+	k->hi = addr;
+	s->nr_mods++;
+}
+
+static int parse_kallsyms(struct symbolizer *s, char *buf, size_t len,
+			  struct symtab_builder *b, uint64_t *text,
+			  bool *all_zero)
 {
 	char *p = buf, *end = buf + len;
 	int ret = 0;
@@ -411,7 +459,7 @@ static int parse_kallsyms(char *buf, size_t len, struct symtab_builder *b,
 	*all_zero = true;
 	while (p < end && ret == 0) {
 		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *line = p, *q, *name;
+		char *line = p, *q, *name, *mod;
 		uint64_t addr;
 		char type;
 
@@ -426,6 +474,7 @@ static int parse_kallsyms(char *buf, size_t len, struct symtab_builder *b,
 		if (type == '\0' || q[2] != ' ')
 			continue;
 		name = q + 3;
+		mod = strchr(name, '\t');
 		name[strcspn(name, "\t ")] = '\0';
 		if (addr != 0)
 			*all_zero = false;
@@ -433,6 +482,9 @@ static int parse_kallsyms(char *buf, size_t len, struct symtab_builder *b,
 			*text = addr;
 		if (!is_text_type(type) || addr == 0 || name[0] == '\0')
 			continue;
+		if (mod && mod[1] == '[')
+			add_module_sym(s, mod + 2, strcspn(mod + 2, "]"),
+				       addr);
 		ret = symtab_builder_add(b, addr, 0, (uint32_t)(name - buf),
 					 type >= 'a' ? SYMTAB_LOCAL
 						     : SYMTAB_GLOBAL);
@@ -534,7 +586,7 @@ static void load_kernel(struct symbolizer *s)
 	}
 	ret = symtab_builder_new(&b, buf, len, len / 40, &err);
 	if (ret == 0)
-		ret = parse_kallsyms(buf, len, b, &text, &all_zero);
+		ret = parse_kallsyms(s, buf, len, b, &text, &all_zero);
 	if (ret == 0 && all_zero)
 		sym_warn(s, "'%s' shows no addresses: kernel symbols "
 			 "unresolved (hint: run as root or lower "
@@ -793,6 +845,23 @@ static uint64_t debug_vaddr(const struct elfsyms_info *info,
 	return ip - m->start + m->pgoff;
 }
 
+/* A kernel symbol starting at start (kallsyms space) in a module? */
+static void name_module(const struct symbolizer *s, uint64_t start,
+			struct pipe_symbol *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_mods; i++) {
+		const struct kmod *k = &s->mods[i];
+
+		if (start >= k->lo && start <= k->hi) {
+			out->dso = k->dso->name;
+			out->dso_short = k->dso->short_name;
+			return;
+		}
+	}
+}
+
 static bool is_kernel(uint64_t ip, uint16_t misc)
 {
 	uint16_t mode = misc & PERF_RECORD_MISC_CPUMODE_MASK;
@@ -817,6 +886,8 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 			load_kernel(s);
 		fill(s, &s->kernel, ip - s->kernel_shift, s->kernel_shift,
 		     out);
+		if (out->name && s->nr_mods)
+			name_module(s, out->sym_start - s->kernel_shift, out);
 		return 0;
 	}
 	m = threads_find_map(s->threads, pid, ip);

@@ -472,6 +472,12 @@ static void test_kallsyms(void)
 	CHECK(symbolizer_resolve(s, 1, 0xffffffff81001204ULL + shift,
 				 PERF_RECORD_MISC_KERNEL, &sym) == 0);
 	CHECK_STR(sym.name, "helper_local");
+	/* a module's symbol: the module is its binary */
+	CHECK(symbolizer_resolve(s, 1, 0xffffffffc0001004ULL + shift,
+				 PERF_RECORD_MISC_KERNEL, &sym) == 0);
+	CHECK_STR(sym.name, "e1000_xmit");
+	CHECK_STR(sym.dso, "[e1000]");
+	CHECK(sym.flags & PIPE_SYM_KERNEL);
 	/* unknown cpumode, kernel half: still the kernel */
 	CHECK(symbolizer_resolve(s, 1, 0xffffffff81003008ULL + shift,
 				 PERF_RECORD_MISC_CPUMODE_UNKNOWN, &sym) == 0);
