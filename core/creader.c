@@ -912,22 +912,25 @@ static void cr_select(struct creader *r)
 static int cr_plan(struct creader *r, struct pipe_err *err)
 {
 	uint64_t t_first = 0;
+	bool from_end;
 	size_t i;
 	int ret;
 
 	ret = cr_read_index(r, &t_first, err);
 	if (ret < 0)
 		return ret;
+	from_end = ret == 0 && t_first;
 	if (ret > 0) {
 		t_first = 0;
 		ret = cr_scan(r, err);
 		if (ret < 0)
 			return ret;
 	}
-	for (i = 0; t_first == 0 && i < r->nr_ents; i++) {
+	for (i = 0; !from_end && i < r->nr_ents; i++) {
 		const struct cr_entry *e = &r->ents[i];
 
-		if (e->type == FMT_DATA && e->stream != PIPE_STREAM_SIDEBAND)
+		if (e->type == FMT_DATA && e->stream != PIPE_STREAM_SIDEBAND &&
+		    (!t_first || e->t_min < t_first))
 			t_first = e->t_min;
 	}
 	cr_window(r, t_first);

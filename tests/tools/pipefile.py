@@ -10,6 +10,9 @@ docs/format.md alone: the test oracle for the C reader.
                              damaged_blocks, damaged_records, torn_bytes,
                              recovered), plus undecoded_blocks
   pipefile.py index FILE     the INDEX chain, walked back from END
+  pipefile.py window FILE START_NS STOP_NS [CPU,CPU..|-] [PID,PID..]
+                             records a window/subset read returns (times
+                             from the first record; STOP_NS 0: no end)
 
 Tools that make damaged files for tests (they never read the C code):
   pipefile.py bump-version IN OUT N   set the version, fix the checksum
@@ -277,6 +280,7 @@ class PipeFile:
                 tot["records"] += n
                 tot["samples"] += s
                 tot["lost"] += lost
+                b["raw_bytes"] = raw
                 self.blocks.append((b, "ok"))
             elif typ == 4:
                 for i in range(0, len(payload) - 15, 16):
@@ -318,6 +322,129 @@ class PipeFile:
             chain.append((last, ents))
             last = prev
         return chain
+
+
+PERF_SAMPLE_IP = 1 << 0
+PERF_SAMPLE_TID = 1 << 1
+PERF_SAMPLE_TIME = 1 << 2
+PERF_SAMPLE_ID = 1 << 6
+PERF_SAMPLE_CPU = 1 << 7
+PERF_SAMPLE_STREAM_ID = 1 << 9
+PERF_SAMPLE_IDENTIFIER = 1 << 16
+
+
+def parse_meta(meta):
+    """(events, stream cpus): events as (sample_type, sample_id_all, ids)."""
+    events, cpus, off = [], [], 0
+    while off + 8 <= len(meta):
+        tag, _res, ilen = struct.unpack_from("<HHI", meta, off)
+        item = meta[off + 8:off + 8 + ilen]
+        off += 8 + ilen + pad8(ilen)
+        if tag == 1:
+            asize, nids, _nlen, _z = struct.unpack_from("<IIII", item, 0)
+            attr = item[16:16 + asize]
+            st = struct.unpack_from("<Q", attr, 24)[0]
+            flags = struct.unpack_from("<Q", attr, 40)[0]
+            at = 16 + asize + pad8(asize)
+            ids = struct.unpack_from("<%dQ" % nids, item, at)
+            events.append((st, bool(flags & (1 << 18)), ids))
+        elif tag == 2:
+            n = struct.unpack_from("<I", item, 0)[0]
+            cpus = list(struct.unpack_from("<%di" % n, item, 8))
+    return events, cpus
+
+
+def record_ids(events, rec):
+    """(time or None, pid or None) of one record, from perf's ABI."""
+    if not events:
+        return None, None
+    rtype = struct.unpack_from("<I", rec, 0)[0]
+    ev = events[0]
+    if ev[0] & PERF_SAMPLE_IDENTIFIER and len(rec) >= 16:
+        ident = struct.unpack_from("<Q", rec, 8 if rtype == 9
+                                   else len(rec) - 8)[0]
+        for e in events:
+            if ident in e[2]:
+                ev = e
+                break
+    st = ev[0]
+    fields = []
+    if rtype == PERF_RECORD_SAMPLE:
+        off = 8
+        for bit in (PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_IP, PERF_SAMPLE_TID,
+                    PERF_SAMPLE_TIME):
+            if st & bit:
+                fields.append((bit, off))
+                off += 8
+    else:
+        if not ev[1]:
+            return None, None
+        order = (PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+                 PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU,
+                 PERF_SAMPLE_IDENTIFIER)
+        n = sum(1 for bit in order if st & bit)
+        off = len(rec) - 8 * n
+        if off < 8:
+            return None, None
+        for bit in order:
+            if st & bit:
+                fields.append((bit, off))
+                off += 8
+    time = pid = None
+    for bit, at in fields:
+        if at + 8 > len(rec):
+            return None, None
+        if bit == PERF_SAMPLE_TIME:
+            time = struct.unpack_from("<Q", rec, at)[0]
+        if bit == PERF_SAMPLE_TID:
+            pid = struct.unpack_from("<I", rec, at)[0]
+    return time, pid
+
+
+def cmd_window(pf, start, stop, cpus, pids):
+    """Count what a window read returns, by docs/format.md's rules."""
+    events, stream_cpu = parse_meta(pf.meta)
+    first = 0
+    if pf.end is not None:
+        first = struct.unpack_from("<Q", pf.end_payload, 40)[0]
+    if not first:
+        ts = [b["t_min"] for b, st in pf.blocks
+              if b["type"] == 2 and b["stream"] != SIDEBAND and
+              st != "torn tail"]
+        first = min(ts) if ts else 0
+    lo = first + start
+    hi = first + stop if stop else 1 << 64
+    n = samples = 0
+    for b, status in pf.blocks:
+        if b["type"] != 2 or status != "ok":
+            continue
+        side = b["stream"] == SIDEBAND
+        if not side and cpus is not None:
+            if b["stream"] >= len(stream_cpu) or \
+                    stream_cpu[b["stream"]] not in cpus:
+                continue
+        raw = b["raw_bytes"]
+        off, last = 0, b["t_min"]
+        while off < len(raw):
+            rtype, _misc, size = struct.unpack_from("<IHH", raw, off)
+            rec = raw[off:off + size]
+            off += size
+            t, pid = record_ids(events, rec)
+            if t:
+                last = t
+            t = last
+            if side:
+                keep = t < hi
+            else:
+                keep = lo <= t < hi
+                if keep and pids is not None and \
+                        rtype == PERF_RECORD_SAMPLE and pid is not None:
+                    keep = pid in pids
+            if keep:
+                n += 1
+                samples += rtype == PERF_RECORD_SAMPLE
+    print("records: %d" % n)
+    print("samples: %d" % samples)
 
 
 def stream_name(s):
@@ -377,6 +504,20 @@ def tool(argv):
 def main(argv):
     if len(argv) == 5 and argv[1] in ("bump-version", "flip"):
         return tool(argv)
+    if len(argv) in (5, 6, 7) and argv[1] == "window":
+        try:
+            with open(argv[2], "rb") as f:
+                pf = PipeFile(f.read(), argv[2])
+        except (OSError, Unreadable) as e:
+            sys.stderr.write("pipefile.py: %s\n" % e)
+            return 1
+        cpus = pids = None
+        if len(argv) > 5 and argv[5] != "-":
+            cpus = [int(x) for x in argv[5].split(",")]
+        if len(argv) > 6:
+            pids = [int(x) for x in argv[6].split(",")]
+        cmd_window(pf, int(argv[3]), int(argv[4]), cpus, pids)
+        return 0
     if len(argv) != 3 or argv[1] not in ("list", "summary", "index"):
         sys.stderr.write(__doc__)
         return 2
