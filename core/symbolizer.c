@@ -663,17 +663,18 @@ static bool same_id(const uint8_t *a, uint32_t alen, const uint8_t *b,
 }
 
 /*
- * Try one debug-file candidate: it must have a .symtab and, when both are
+ * Try one candidate: it must have the table asked for and, when both are
  * known, the build-id `id`.  On success *info and *syms are set.
  */
-static bool try_debug(const char *path, const uint8_t *id, uint32_t id_len,
-		      struct elfsyms_info *info, struct symtab **syms)
+static bool try_file(const char *path, enum elfsyms_which which,
+		     const uint8_t *id, uint32_t id_len,
+		     struct elfsyms_info *info, struct symtab **syms)
 {
 	struct pipe_err err;
 
 	if (access(path, R_OK) != 0)
 		return false;
-	if (elfsyms_read(path, ELFSYMS_SYMTAB, info, syms, &err) < 0)
+	if (elfsyms_read(path, which, info, syms, &err) < 0)
 		return false;
 	if (*syms && (id_len == 0 || info->build_id_len == 0 ||
 		      same_id(id, id_len, info->build_id,
@@ -689,6 +690,43 @@ static bool try_debug(const char *path, const uint8_t *id, uint32_t id_len,
  * ROOT/.build-id/xx/rest.debug for each root (debug_dir=, /usr/lib/debug),
  * then DIR/link, DIR/.debug/link, ROOT/DIR/link.
  */
+static bool try_debug(const char *path, const uint8_t *id, uint32_t id_len,
+		      struct elfsyms_info *info, struct symtab **syms)
+{
+	return try_file(path, ELFSYMS_SYMTAB, id, id_len, info, syms);
+}
+
+/*
+ * A copy of the binary itself by build-id: ROOT/.build-id/xx/rest for each
+ * root, and perf's cache ~/.debug/.build-id/xx/rest/elf.
+ */
+static bool find_copy(struct symbolizer *s, const uint8_t *id,
+		      uint32_t id_len, struct elfsyms_info *info,
+		      struct symtab **syms)
+{
+	const char *roots[2] = { s->debug_dir, SYSTEM_DEBUG_ROOT };
+	char hex[2 * ELFSYMS_BUILD_ID_MAX + 1], cand[PATH_MAX];
+	const char *home = getenv("HOME");
+	size_t r;
+
+	if (id_len < 2)
+		return false;
+	elfsyms_hex(id, id_len, hex);
+	for (r = 0; r < 2; r++) {
+		if (!roots[r])
+			continue;
+		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s", roots[r],
+			 hex, hex + 2);
+		if (try_file(cand, ELFSYMS_ANY, id, id_len, info, syms))
+			return true;
+	}
+	if (!home)
+		return false;
+	snprintf(cand, sizeof(cand), "%s/.debug/.build-id/%.2s/%s/elf", home,
+		 hex, hex + 2);
+	return try_file(cand, ELFSYMS_ANY, id, id_len, info, syms);
+}
+
 static bool find_debug(struct symbolizer *s, const char *path,
 		       const uint8_t *id, uint32_t id_len, const char *link,
 		       struct elfsyms_info *info, struct symtab **syms)
@@ -771,6 +809,13 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 		d->info = dinfo;
 		d->syms = dsyms;
 		d->debug_only = true;
+		return;
+	}
+	if (d->build_id_len &&
+	    find_copy(s, d->build_id, d->build_id_len, &dinfo, &dsyms)) {
+		symtab_free(syms);
+		d->info = dinfo;
+		d->syms = dsyms;
 		return;
 	}
 	if (!mismatch)

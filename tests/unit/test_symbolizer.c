@@ -357,6 +357,45 @@ static void test_deleted(void)
 }
 
 /* An impossible build-id size means "no build-id", not a bad record. */
+/* Deleted, and a copy of the same build sits in a build-id tree. */
+static void test_deleted_copy(void)
+{
+	char pie[4200], tree[4200], cmd[17000], hex[64], gone[4300];
+	struct symbolizer *s;
+	struct pipe_symbol sym;
+	uint8_t id[20];
+	uint32_t n;
+	uint64_t a;
+
+	path_of(pie, sizeof(pie), "fx_pie");
+	path_of(tree, sizeof(tree), "copytree");
+	n = build_id_of(pie, id);
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -n '%s' | sed -n 's/.*Build ID: //p'", pie);
+	run_line(cmd, hex, sizeof(hex));
+	snprintf(cmd, sizeof(cmd),
+		 "rm -rf '%s' && mkdir -p '%s/.build-id/%.2s' && "
+		 "cp '%s' '%s/.build-id/%.2s/%s'", tree, tree, hex, pie, tree,
+		 hex, hex + 2);
+	CHECK(system(cmd) == 0);
+	snprintf(gone, sizeof(gone), "%s/nowhere/fx_pie (deleted)", fx);
+	s = new_sym(true, tree, NULL, NULL);
+	CHECK(map_elf(s, 45, pie, gone, PIE_BASE, id, n, false) > 0);
+	a = nm_addr(pie, "fx_beta", false);
+	check_sym(s, 45, PIE_BASE + a + 3, "fx_beta", 3);
+	CHECK(symbolizer_resolve(s, 45, PIE_BASE + a, PERF_RECORD_MISC_USER,
+				 &sym) == 0);
+	CHECK(sym.flags & PIPE_SYM_DELETED);
+	symbolizer_free(s);
+	/* without the tree: unresolved */
+	s = new_sym(true, NULL, NULL, NULL);
+	CHECK(map_elf(s, 45, pie, gone, PIE_BASE, id, n, false) > 0);
+	CHECK(symbolizer_resolve(s, 45, PIE_BASE + a, PERF_RECORD_MISC_USER,
+				 &sym) == 0);
+	CHECK(sym.name == NULL);
+	symbolizer_free(s);
+}
+
 static void test_build_id_size(void)
 {
 	struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
@@ -780,6 +819,7 @@ int main(void)
 	test_deleted();
 	test_build_id_mismatch();
 	test_build_id_size();
+	test_deleted_copy();
 	test_perf_map();
 	test_kallsyms();
 	test_cxx();
