@@ -796,40 +796,85 @@ static uint32_t node_child(struct report *r, uint32_t parent, uint32_t sym)
 	return idx;
 }
 
+/*
+ * Add one chain's path to a row's tree: frames from..to (inclusive,
+ * stepping by dir) of chain c, each a node under the previous.
+ */
+static int tree_add(struct report *r, const struct chain *c, uint32_t at_row,
+		    int64_t from, int64_t to, int dir)
+{
+	struct row *row = vec_at(&r->rows, at_row);
+	uint32_t at = row->tree;
+	int64_t j;
+
+	if (at == NONE) {
+		at = node_new(r, NONE);
+		if (at == NONE)
+			return -ENOMEM;
+		((struct row *)vec_at(&r->rows, at_row))->tree = at;
+	}
+	((struct node *)vec_at(&r->nodes, at))->period += c->period;
+	for (j = from;; j += dir) {
+		const uint32_t *f = vec_at(&r->pool, c->off);
+
+		at = node_child(r, at, f[j]);
+		if (at == NONE)
+			return -ENOMEM;
+		((struct node *)vec_at(&r->nodes, at))->period += c->period;
+		if (j == to)
+			break;
+	}
+	return 0;
+}
+
+/*
+ * Call graphs from the distinct chains (frames leaf first).  Without
+ * children, a leaf's row gets the whole chain: callee order leaf to root,
+ * caller order root to leaf.  With children, every row in the chain gets
+ * the part seen from it: callee order its callers (it up to the root),
+ * caller order its callees (it down to the leaf).
+ */
 static int build_graphs(struct report *r)
 {
-	uint32_t i, j;
+	uint32_t i, j, m;
+	int ret;
 
 	for (i = 0; i < r->chains.nr; i++) {
 		const struct chain *c = vec_at(&r->chains, i);
-		const uint32_t *f;
-		struct row k, *row;
-		uint32_t at;
+		const uint32_t *f = vec_at(&r->pool, c->off);
+		int64_t last = (int64_t)c->len - 1;
 
-		row_key(r, &k, c->event, c->comm, c->pid, c->cpu,
-			*(uint32_t *)vec_at(&r->pool, c->off));
-		row = row_get(r, &k);
-		if (!row)
-			return -ENOMEM;
-		if (row->tree == NONE) {
-			at = node_new(r, NONE);
-			if (at == NONE)
-				return -ENOMEM;
-			row = row_get(r, &k);
-			row->tree = at;
-		}
-		at = row->tree;
-		((struct node *)vec_at(&r->nodes, at))->period += c->period;
 		for (j = 0; j < c->len; j++) {
-			uint32_t fi = r->graph == GRAPH_CALLEE ? j
-							       : c->len - 1 - j;
+			struct row k, *row;
+			bool dup = false;
 
-			f = vec_at(&r->pool, c->off);
-			at = node_child(r, at, f[fi]);
-			if (at == NONE)
+			row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j]);
+			for (m = 0; m < j && !dup; m++) {
+				struct row k2;
+
+				row_key(r, &k2, c->event, c->comm, c->pid,
+					c->cpu, f[m]);
+				dup = memcmp(k.k, k2.k, sizeof(k.k)) == 0;
+			}
+			if (dup)
+				continue;
+			row = row_get(r, &k);
+			if (!row)
 				return -ENOMEM;
-			((struct node *)vec_at(&r->nodes, at))->period +=
-				c->period;
+			m = (uint32_t)(row - (struct row *)r->rows.items);
+			if (!r->children)
+				ret = r->graph == GRAPH_CALLEE ?
+					      tree_add(r, c, m, 0, last, 1) :
+					      tree_add(r, c, m, last, 0, -1);
+			else
+				ret = r->graph == GRAPH_CALLEE ?
+					      tree_add(r, c, m, j, last, 1) :
+					      tree_add(r, c, m, j, 0, -1);
+			if (ret < 0)
+				return ret;
+			f = vec_at(&r->pool, c->off);
+			if (!r->children)
+				break; /* the leaf's row only */
 		}
 	}
 	return 0;
