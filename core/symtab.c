@@ -1,8 +1,9 @@
 /*
  * symtab.c - compact sorted symbol tables (see symtab.h): a builder that
- * sorts raw entries with a natural-run merge sort (ELF tables are mostly
- * ordered runs), keeps one symbol per address and copies only the names
- * it keeps into one pool; lookups by binary search; lazy demangling.
+ * sorts raw entries with a natural-run merge sort (.symtab tables are
+ * mostly ordered runs) or, for hash-ordered .dynsym, a radix sort; keeps
+ * one symbol per address and copies only the names it keeps into one pool
+ * (or keeps the mapped string table); binary search; lazy demangling.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -197,6 +198,61 @@ static struct symtab_raw *sort_raw(struct symtab_raw *a,
 	return a;
 }
 
+/*
+ * Stable LSD radix sort on start - min, 11 bits a pass, only as many
+ * passes as the span needs (three for a 100 MiB library).  For tables
+ * with no order to exploit (a .dynsym is in hash order).
+ */
+static struct symtab_raw *radix_raw(struct symtab_raw *a,
+				    struct symtab_raw *tmp, size_t n)
+{
+	uint64_t min = UINT64_MAX, max = 0, span;
+	unsigned shift;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (a[i].start < min)
+			min = a[i].start;
+		if (a[i].start > max)
+			max = a[i].start;
+	}
+	span = max - min;
+	for (shift = 0; shift < 64 && (span >> shift) != 0; shift += 11) {
+		size_t count[2048] = { 0 }, sum = 0, c;
+		struct symtab_raw *swap;
+
+		for (i = 0; i < n; i++)
+			count[((a[i].start - min) >> shift) & 2047]++;
+		for (i = 0; i < 2048; i++) {
+			c = count[i];
+			count[i] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[((a[i].start - min) >> shift) & 2047]++] =
+				a[i];
+		swap = a;
+		a = tmp;
+		tmp = swap;
+	}
+	return a;
+}
+
+/* Mostly ordered (runs of 8 or more on average): merge the runs; else
+ * radix.  Returns the sorted array (a or tmp). */
+static struct symtab_raw *sort_any(struct symtab_raw *a,
+				   struct symtab_raw *tmp, size_t *runs,
+				   size_t n)
+{
+	size_t i, nr_runs = 1;
+
+	for (i = 1; i < n; i++)
+		nr_runs += a[i].start < a[i - 1].start;
+	if (n / nr_runs >= 8)
+		return sort_raw(a, tmp, runs, n);
+	return radix_raw(a, tmp, n);
+}
+
 static const char *raw_name(const struct symtab_builder *b,
 			    const struct symtab_raw *r)
 {
@@ -308,7 +364,7 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
 	runs = malloc((n + 1) * sizeof(*runs));
 	if (!tmp || !runs)
 		goto out;
-	sorted = n ? sort_raw(b->raw, tmp, runs, n) : b->raw;
+	sorted = n ? sort_any(b->raw, tmp, runs, n) : b->raw;
 	n = dedup_raw(b, sorted, n);
 	t->ents = malloc((n ? n : 1) * sizeof(*t->ents));
 	if (!t->ents)

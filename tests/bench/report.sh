@@ -109,5 +109,5 @@ cc -O2 -std=c11 -D_GNU_SOURCE -I"$TOP/core" -o "$BUILD/bench/llvm_syms" \
 	"$BUILD/obj/core/elfsyms.o" "$BUILD/obj/core/err.o" -lelf -liberty ||
 	fail "cannot build llvm_syms"
 read -r syms mid lo hi <<< "$("$BUILD/bench/llvm_syms" "$lib")"
-printf 'libLLVM load and sort: %s (%s functions): median %s ms (min %s, max %s), target 10 ms\n' \
+printf 'libLLVM load and sort: %s (%s functions): median %s ms CPU (min %s, max %s), target 10 ms\n' \
 	"$lib" "$syms" "$mid" "$lo" "$hi"
