@@ -742,8 +742,9 @@ static bool find_debug(struct symbolizer *s, const char *path,
 		for (r = 0; r < 2; r++) {
 			if (!roots[r])
 				continue;
-			snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s.debug",
-				 roots[r], hex, hex + 2);
+			snprintf(cand, sizeof(cand),
+				 "%s/.build-id/%.2s/%s.debug", roots[r], hex,
+				 hex + 2);
 			if (try_debug(cand, id, id_len, info, syms))
 				return true;
 		}

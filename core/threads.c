@@ -141,7 +141,7 @@ static void u32map_del(struct u32map *m, uint32_t key)
 	for (j = (i + 1) & mask; m->vals[j]; j = (j + 1) & mask) {
 		uint32_t home = slot_of(m, m->keys[j]);
 
-		/* move j back to the hole at i unless its home lies in (i, j] */
+		/* move j back to the hole at i unless its home is in (i, j] */
 		if (((j - home) & mask) >= ((j - i) & mask)) {
 			m->keys[i] = m->keys[j];
 			m->vals[i] = m->vals[j];

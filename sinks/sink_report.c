@@ -69,7 +69,7 @@ struct sym {
 
 struct row {
 	uint32_t event;
-	uint32_t k[NR_KEYS]; /* comm str, pid, dso str, sym, cpu; NONE: unused */
+	uint32_t k[NR_KEYS]; /* comm, pid, dso, sym, cpu ids; NONE: unused */
 	uint64_t hash;
 	uint64_t samples;
 	uint64_t period;     /* self */
@@ -332,7 +332,9 @@ static uint32_t intern_str(struct report *r, const char *s)
 
 static const char *str_of(const struct report *r, uint32_t idx)
 {
-	return idx == NONE ? NULL : ((const struct str *)vec_at(&r->strs, idx))->s;
+	if (idx == NONE)
+		return NULL;
+	return ((const struct str *)vec_at(&r->strs, idx))->s;
 }
 
 static bool sym_eq(const struct sym *a, const struct sym *b)
@@ -515,7 +517,8 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 		return -E2BIG;
 	while (r->pool.cap < r->pool.nr + nr) {
 		uint32_t cap = r->pool.cap ? r->pool.cap * 2 : 1024;
-		void *n = realloc(r->pool.items, (size_t)cap * sizeof(uint32_t));
+		void *n = realloc(r->pool.items,
+				  (size_t)cap * sizeof(uint32_t));
 
 		if (!n)
 			return -ENOMEM;
@@ -682,7 +685,8 @@ static int report_consume(void *state, const struct pipe_batch *b)
 		case PERF_RECORD_SAMPLE:
 			ret = add_sample(r, rec);
 			if (ret < 0) {
-				r->host->error(r->ctx, "cannot add a sample: %s",
+				r->host->error(r->ctx,
+					       "cannot add a sample: %s",
 					       strerror(-ret));
 				return ret;
 			}
@@ -1122,7 +1126,8 @@ static void print_text(struct report *r, uint32_t event, const uint32_t *idx,
 	fprintf(r->out, r->children ? "# Children      Self  Samples"
 				    : "# Overhead  Samples");
 	for (j = 0; j < r->nr_keys; j++)
-		fprintf(r->out, "  %-*s", j + 1 < r->nr_keys ? (int)width[j] : 0,
+		fprintf(r->out, "  %-*s",
+			j + 1 < r->nr_keys ? (int)width[j] : 0,
 			key_titles[r->keys[j]]);
 	fprintf(r->out, r->children ? "\n# ........  ........  .......":
 				      "\n# ........  .......");
@@ -1211,11 +1216,16 @@ static int report_finish(void *state)
 	uint32_t e, nr, *idx, j;
 	int ret = 0;
 
-	if (r->children && (ret = compute_children(r)) < 0)
-		goto fail;
-	if (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT &&
-	    (ret = build_graphs(r)) < 0)
-		goto fail;
+	if (r->children) {
+		ret = compute_children(r);
+		if (ret < 0)
+			goto fail;
+	}
+	if (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT) {
+		ret = build_graphs(r);
+		if (ret < 0)
+			goto fail;
+	}
 	if (r->format == FORMAT_FOLDED) {
 		print_folded(r);
 		goto flush;
@@ -1352,6 +1362,8 @@ static int open_output(struct report *r)
 	}
 	r->out = fdopen(fd, "w");
 	if (!r->out) {
+		r->host->error(r->ctx, "cannot open '%s': %s", r->output,
+			       strerror(errno));
 		close(fd);
 		return -ENOMEM;
 	}
@@ -1450,8 +1462,11 @@ static int report_start(void *state)
 	r->nr_events = m ? m->nr_events : 0;
 	/* one more slot for samples of no known event */
 	r->totals = calloc((size_t)r->nr_events + 1, sizeof(*r->totals));
-	if (!r->totals)
+	if (!r->totals) {
+		r->host->error(r->ctx, "cannot start the report: %s",
+			       strerror(ENOMEM));
 		return -ENOMEM;
+	}
 	return 0;
 }
 

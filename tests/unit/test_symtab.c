@@ -94,7 +94,8 @@ static void test_aliases_and_ends(void)
 {
 	/* offsets: 1 "weak_a", 8 "global_b", 17 "_local", 24 "zero",
 	 * 29 "last", 34 "__glob" */
-	static const char s[] = "\0weak_a\0global_b\0_local\0zero\0last\0__glob";
+	static const char s[] =
+		"\0weak_a\0global_b\0_local\0zero\0last\0__glob";
 	struct symtab_builder *b = NULL;
 	struct symtab *t = NULL;
 	struct pipe_err err;
