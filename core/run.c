@@ -844,7 +844,8 @@ static uint64_t digest_final(struct digest *d)
 
 	if (!all)
 		return 0;
-	qsort(d->s, d->nr, sizeof(*d->s), cmp_stream);
+	if (d->nr)
+		qsort(d->s, d->nr, sizeof(*d->s), cmp_stream);
 	XXH3_64bits_reset(all);
 	for (i = 0; i < d->nr; i++) {
 		uint64_t sh = XXH3_64bits_digest(d->s[i].state);

@@ -20,14 +20,16 @@ run_one() { # build name cmd...
 	local b=$1 name=$2; shift 2
 	local out rc
 	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && return
+	t_start=$(date +%s)
 	out=$("$@" 2>&1); rc=$?
 	report "$b" "$name" "$rc" "$out"
 }
 
 report() { # build name rc output
-	local b=$1 name=$2 rc=$3 out=$4
+	local b=$1 name=$2 rc=$3 out=$4 secs
+	secs=$(( $(date +%s) - t_start ))
 	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1)); echo "ok    [$b] $name"
+		pass=$((pass + 1)); echo "ok    [$b] $name (${secs}s)"
 	elif [ "$rc" = 77 ]; then
 		local why; why=$(printf '%s\n' "$out" | tail -n 1)
 		skip=$((skip + 1)); skips+=("[$b] $name: $why"); echo "skip  [$b] $name: $why"
@@ -42,6 +44,7 @@ run_e2e() { # build case-dir
 	local b=$1 dir=$2 name work out rc
 	name=e2e/$(basename "$dir")
 	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && return
+	t_start=$(date +%s)
 	work=$(mktemp -d "${TMPDIR:-/tmp}/pipe-test.XXXXXX")
 	out=$(cd "$work" && PIPE="$TOP/$b/pipe" BUILD="$TOP/$b" TOP="$TOP" \
 		CASE="$dir" WORK="$work" timeout 300 bash "$dir/cmd" 2>"$work/.stderr")
