@@ -1,26 +1,34 @@
 #!/usr/bin/env bash
 # size.sh - file bytes per sample, pipe against `perf record -z` (issue 6).
 # Records the bundled mixed workload (tests/workloads/mixed.c) for SIZE_SECS
-# seconds (default 30: over 100k samples at 4 kHz on 2 CPUs) in turn with
+# seconds (default 40: over 100k samples at 4 kHz on 2 CPUs, even with
+# other load on the machine) in turn with
 #   pipe -s perf:event=cpu-clock,freq=4000 -c zstd:L -k file:p.dat -- mixed S
 #   perf record -B -g -e cpu-clock -F 4000 --compression-level=L -o f.perf \
 #       -- mixed S
-# for L in 1 3 9, and prints total file bytes / samples for each and the
-# ratio pipe/perf (target: at most 0.80).  Then it rewrites the level-3
-# pipe recording with transform=off and several block sizes (same records,
-# so `pipe verify` digests must match) to show what each part buys, and
-# estimates a trained zstd dictionary with tests/bench/codec_speed.
+# for L in 1 3 9, SIZE_RUNS times each (default 2, alternating: the mix of
+# the workload varies from run to run), and prints file bytes / samples for
+# each run and pooled, and the ratio pipe/perf (target: at most 0.80).
+# Then it rewrites the first level-3 pipe recording with transform=off and
+# several block sizes (same records, so `pipe verify` digests must match)
+# to show what each part buys, and estimates a trained zstd dictionary
+# with tests/bench/codec_speed.
 # perf's sample count comes from `perf report --stats` on a copy passed
 # through tests/tools/perfdata-fix-mmap2.py (perf 6.1 on kernel 6.18).
 # perf runs with -B: its build-id pass crashes on this kernel.
+# SIZE_COPTS adds writer options to pipe's -c (e.g. ",block=256K");
+# SIZE_SECS, SIZE_LEVELS, SIZE_RUNS, SIZE_BLOCKS, SIZE_DICT_BLOCKS change
+# the other knobs.
 set -u
 PIPE=$BUILD/pipe
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 W=$BUILD/tests/workloads/mixed
-SECS=${SIZE_SECS:-30}
+SECS=${SIZE_SECS:-40}
 LEVELS=${SIZE_LEVELS:-1 3 9}
 BLOCKS=${SIZE_BLOCKS:-16K 32K 64K 128K 256K 1M}
 DICT_BLOCKS=${SIZE_DICT_BLOCKS:-8K 64K 128K 256K}
+RUNS=${SIZE_RUNS:-2}
+OPTS=${SIZE_COPTS:-}     # more writer options for the live runs: ,block=256K
 MIN_SAMPLES=100000
 dir=$(mktemp -d /tmp/pipe-size.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
@@ -40,35 +48,52 @@ perf_samples() {
 }
 
 short=0
-echo "mixed workload, $SECS s, cpu-clock 4 kHz, -g, 2 CPUs; B/s: file bytes"
-echo "per sample; ratio: pipe/perf; p_raw, f_raw: bytes per sample before"
-echo "compression (pipe info raw_bytes; perf's 'original' size)"
+echo "mixed workload, $SECS s, cpu-clock 4 kHz, -g, 2 CPUs, $RUNS runs each,"
+echo "pipe -c zstd:L$OPTS"
+echo "(pipe, perf, pipe, perf, ...); B/s: file bytes per sample; ratio:"
+echo "pipe/perf; p_raw, f_raw: bytes per sample before compression (pipe"
+echo "info raw_bytes; perf's own 'original' size); 'all': the runs pooled"
 printf '%-7s %8s %9s %8s %8s %9s %8s %7s %6s %6s\n' level pipe_smp \
 	pipe_B pipe_B/s perf_smp perf_B perf_B/s ratio p_raw f_raw
-for L in $LEVELS; do
-	p=$dir/pipe$L.dat
-	f=$dir/perf$L.perf
-	"$PIPE" -q -s perf:event=cpu-clock,freq=4000 -c "zstd:$L" \
-		-k "file:$p" -- "$W" "$SECS" || fail "pipe record failed"
-	perf record -B -g -e cpu-clock -F 4000 --compression-level="$L" \
-		-o "$f" -- "$W" "$SECS" >/dev/null 2>"$f.log" ||
-		fail "perf record failed: $(tail -3 "$f.log")"
-	# perf's own figure of its data before compression, in MiB
-	fo=$(sed -n 's/.*(original \([0-9.]*\) MB.*/\1/p' "$f.log")
-	ps_=$(info "$p" samples)
-	pb=$(stat -c %s "$p")
-	fs=$(perf_samples "$f")
-	fb=$(stat -c %s "$f")
-	[ -n "$fs" ] && [ "$fs" -gt 0 ] || fail "no perf sample count for '$f'"
-	[ "$ps_" -ge $MIN_SAMPLES ] && [ "$fs" -ge $MIN_SAMPLES ] || short=1
-	pbs=$(calc "$pb / $ps_")
-	fbs=$(calc "$fb / $fs")
+# line LABEL PIPE_SAMPLES PIPE_BYTES PIPE_RAW PERF_SAMPLES PERF_BYTES PERF_RAW
+line() {
 	printf '%-7s %8d %9d %8.2f %8d %9d %8.2f %7.3f %6.1f %6.1f\n' \
-		"zstd:$L" "$ps_" "$pb" "$pbs" "$fs" "$fb" "$fbs" \
-		"$(awk "BEGIN { print $pbs / $fbs }")" \
-		"$(calc "$(info "$p" raw_bytes) / $ps_")" \
-		"$(calc "${fo:-0} * 1048576 / $fs")"
-	[ "$L" = 3 ] && cp "$p" "$dir/ref.dat"
+		"$1" "$2" "$3" "$(calc "$3 / $2")" "$5" "$6" \
+		"$(calc "$6 / $5")" \
+		"$(awk "BEGIN { printf \"%.3f\", ($3 / $2) / ($6 / $5) }")" \
+		"$(calc "$4 / $2")" "$(calc "$7 / $5")"
+}
+for L in $LEVELS; do
+	tot=(0 0 0 0 0 0)
+	for r in $(seq "$RUNS"); do
+		p=$dir/pipe$L.$r.dat
+		f=$dir/perf$L.$r.perf
+		"$PIPE" -q -s perf:event=cpu-clock,freq=4000 -c "zstd:$L$OPTS" \
+			-k "file:$p" -- "$W" "$SECS" ||
+			fail "pipe record failed"
+		perf record -B -g -e cpu-clock -F 4000 \
+			--compression-level="$L" -o "$f" -- "$W" "$SECS" \
+			>/dev/null 2>"$f.log" ||
+			fail "perf record failed: $(tail -3 "$f.log")"
+		# perf's own figure of its data before compression, in MiB
+		fo=$(sed -n 's/.*(original \([0-9.]*\) MB.*/\1/p' "$f.log")
+		fo=$(awk "BEGIN { printf \"%d\", ${fo:-0} * 1048576 }")
+		ps_=$(info "$p" samples)
+		fs=$(perf_samples "$f")
+		[ -n "$fs" ] && [ "$fs" -gt 0 ] ||
+			fail "no perf sample count for '$f'"
+		[ "$ps_" -ge $MIN_SAMPLES ] && [ "$fs" -ge $MIN_SAMPLES ] ||
+			short=1
+		cur=("$ps_" "$(stat -c %s "$p")" "$(info "$p" raw_bytes)" \
+			"$fs" "$(stat -c %s "$f")" "$fo")
+		line "zstd:$L" "${cur[@]}"
+		for i in 0 1 2 3 4 5; do
+			tot[i]=$((tot[i] + cur[i]))
+		done
+		[ "$L" = 3 ] && [ "$r" = 1 ] && cp "$p" "$dir/ref.dat"
+		rm -f "$p" "$f" "$f.log"
+	done
+	[ "$RUNS" -gt 1 ] && line all "${tot[@]}"
 done
 [ $short = 0 ] ||
 	echo "note: fewer than $MIN_SAMPLES samples in a run; raise SIZE_SECS"

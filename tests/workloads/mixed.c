@@ -5,16 +5,17 @@
  *
  * The parent forks five workers and waits for them (all stop at the same
  * deadline, CLOCK_MONOTONIC):
- *   recurse   recursion of varying depth (10..100 frames) down to a hash
- *             loop, plus an even/odd mutual recursion: deep, changing stacks
- *   tree      a few fixed call trees (lex -> hash, eval -> add/mul,
- *             sort with a comparator called from libc): shallow stacks
+ *   recurse,  CPU workers running the same rounds (cpu_round): recursion
+ *   tree      of varying depth (10..100 frames) down to a hash loop, an
+ *             even/odd mutual recursion (deep, changing stacks), then a
+ *             few fixed call trees (lex -> hash, eval -> add/mul, sort
+ *             with a comparator called from libc: shallow stacks)
  *   sys       writes 4 KiB chunks into a pipe read by a forked child
  *             (mixed_sink), maps and touches fresh pages, reads
  *             /proc/self/stat: kernel frames (syscalls, page faults)
  *   spawner   forks a short-lived child every 20 ms (fork, exit and comm
  *             records); each child runs a small call tree for ~5 ms
- *   threads   two threads in one process running the tree code
+ *   threads   two threads in one process running the same rounds
  * So 2-CPU machines see 6+ runnable tasks: both CPUs stay busy.  Built with
  * frame pointers (tests/workloads/Makefile) so callchains reach main.
  */
@@ -97,17 +98,6 @@ static uint64_t rec_odd(int n, uint64_t x)
 	return rec_even(n - 1, x + 7) + 1;
 }
 
-static void work_recurse(void)
-{
-	uint64_t s = 0x1234567ULL, x = 0;
-
-	while (now_s() < deadline) {
-		x += rec_down(10 + (int)(rnd(&s) % 91), x);
-		x += rec_even(5 + (int)(rnd(&s) % 40), x);
-	}
-	mixed_sink = x;
-}
-
 /* ---- call trees: shallow stacks ---- */
 
 static uint64_t tree_lex(uint64_t x)
@@ -166,12 +156,40 @@ static uint64_t tree_step(uint64_t x, uint64_t r)
 	}
 }
 
+/* ---- the CPU workers ---- */
+
+/*
+ * One round of deep and shallow work.  Every CPU worker runs the same
+ * rounds (from its own seed), so the mix of stacks per CPU-second does
+ * not depend on how the scheduler shares the CPUs between workers; only
+ * the worker's own frames near main differ.
+ */
+static uint64_t cpu_round(uint64_t *s, uint64_t x)
+{
+	int i;
+
+	x += rec_down(10 + (int)(rnd(s) % 91), x);
+	x += rec_even(5 + (int)(rnd(s) % 40), x);
+	for (i = 0; i < 4; i++)
+		x = tree_step(x, rnd(s));
+	return x;
+}
+
+static void work_recurse(void)
+{
+	uint64_t s = 0x1234567ULL, x = 0;
+
+	while (now_s() < deadline)
+		x = cpu_round(&s, x);
+	mixed_sink = x;
+}
+
 static void work_tree(void)
 {
 	uint64_t s = 0xabcdefULL, x = 1;
 
 	while (now_s() < deadline)
-		x = tree_step(x, rnd(&s));
+		x = cpu_round(&s, x);
 	mixed_sink = x;
 }
 
