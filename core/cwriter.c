@@ -20,6 +20,22 @@
 /* an index block at least every this many bytes or ns of record time */
 #define CW_INDEX_BYTES (4u << 20)
 #define CW_INDEX_NS UINT64_C(2000000000)
+/*
+ * Dictionaries (docs/format.md "Dictionaries in the writer"): train on
+ * about 100x the dictionary size of coded bytes, cut into pieces; with
+ * dict=auto keep one only if it saves CW_DICT_PAYS percent over a trial of
+ * CW_DICT_TRIAL blocks; every CW_DICT_CHECK blocks compare again, and
+ * retrain when the saving fell below half of what it was; at most
+ * CW_DICT_MAX dictionaries per file.
+ */
+#define CW_DICT_SAMPLES 100
+#define CW_DICT_SAMPLES_MAX (16u << 20)
+#define CW_DICT_PIECE (8u << 10)
+#define CW_DICT_TRIAL 16
+#define CW_DICT_PAYS 5
+#define CW_DICT_CHECK 64
+#define CW_DICT_MAX 8
+
 /* record-time lag of a pending stream when flush_ns is 0 */
 #define CW_LAG_DEFAULT UINT64_C(1000000000)
 /* the largest record: perf_event_header.size is a u16 */
@@ -50,6 +66,21 @@ struct cwriter {
 	size_t out_cap;
 	uint8_t *zbuf;                /* owned codec output buffer */
 	size_t zcap;
+	uint8_t *zbuf2;               /* owned: the other trial output */
+	size_t zcap2;
+	/* dictionaries */
+	bool dict_on;                 /* the codec trains and takes them */
+	uint32_t dict_cur;            /* id blocks use now, 0: none */
+	uint32_t dict_last;           /* last id written */
+	uint8_t *samples;             /* owned training bytes, or NULL */
+	size_t samples_len, samples_cap;
+	size_t *sizes;                /* owned piece sizes */
+	uint32_t nr_sizes, sizes_cap;
+	uint32_t trial_left;          /* blocks still compressed both ways */
+	uint64_t trial_with, trial_without; /* their stored bytes */
+	uint32_t pays_pct;            /* saving of the current dictionary */
+	uint32_t since_check;         /* blocks since the last comparison */
+	bool dict_given_up;           /* auto: dictionaries do not pay */
 	uint8_t *idx;                 /* owned index entries since last index */
 	size_t idx_len, idx_cap;
 	uint32_t idx_nr;
@@ -235,6 +266,207 @@ static int cw_maybe_index(struct cwriter *w, struct pipe_err *err)
 	return 0;
 }
 
+static int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
+		       size_t len, uint8_t **buf, size_t *cap, size_t *out_len,
+		       struct pipe_err *err)
+{
+	const struct pipe_plugin *c = w->opts.codec;
+	int ret;
+
+	if (cw_reserve(buf, cap, c->bound(w->opts.codec_state, len)))
+		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
+				    strerror(ENOMEM));
+	ret = c->compress(w->opts.codec_state, dict, src, len, *buf, *cap,
+			  out_len);
+	if (ret < 0)
+		return pipe_err_set(err, ret,
+				    "codec '%s' cannot compress a block: %s",
+				    c->name, strerror(-ret));
+	if (*out_len > CONTAINER_LEN_MAX)
+		return pipe_err_set(err, -EOVERFLOW,
+				    "codec '%s' made a block above the limit",
+				    c->name);
+	return 0;
+}
+
+/* ---- dictionaries ------------------------------------------------------ */
+
+static size_t cw_dict_target(const struct cwriter *w)
+{
+	size_t t = (size_t)w->opts.dict_size * CW_DICT_SAMPLES;
+
+	return t < CW_DICT_SAMPLES_MAX ? t : CW_DICT_SAMPLES_MAX;
+}
+
+/* Start gathering training bytes (a no-op past the cap). */
+static void cw_dict_collect(struct cwriter *w)
+{
+	if (w->samples || w->dict_last >= CW_DICT_MAX || w->dict_given_up ||
+	    w->opts.dict_size < 256)
+		return;
+	w->samples = malloc(cw_dict_target(w));
+	w->samples_cap = w->samples ? cw_dict_target(w) : 0;
+	w->samples_len = 0;
+	w->nr_sizes = 0;
+}
+
+static void cw_dict_drop_samples(struct cwriter *w)
+{
+	free(w->samples);
+	w->samples = NULL;
+	w->samples_len = 0;
+	w->samples_cap = 0;
+	w->nr_sizes = 0;
+}
+
+/* Keep coded bytes as training pieces while there is room. */
+static void cw_dict_sample(struct cwriter *w, const uint8_t *p, size_t len)
+{
+	while (w->samples && len && w->samples_len < w->samples_cap) {
+		size_t n = len < CW_DICT_PIECE ? len : CW_DICT_PIECE;
+
+		if (n > w->samples_cap - w->samples_len)
+			n = w->samples_cap - w->samples_len;
+		if (w->nr_sizes == w->sizes_cap) {
+			uint32_t c = w->sizes_cap ? w->sizes_cap * 2 : 256;
+			size_t *v = realloc(w->sizes, c * sizeof(*v));
+
+			if (!v)
+				return;
+			w->sizes = v;
+			w->sizes_cap = c;
+		}
+		memcpy(w->samples + w->samples_len, p, n);
+		w->samples_len += n;
+		w->sizes[w->nr_sizes++] = n;
+		p += n;
+		len -= n;
+	}
+}
+
+/* A DICT block for dictionary `id`, then the codec learns it. */
+static int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
+			 size_t len, struct pipe_err *err)
+{
+	const struct pipe_plugin *c = w->opts.codec;
+	struct fmt_block b = { 0 };
+	uint8_t *payload;
+	size_t out_len = 0;
+	int ret;
+
+	if (len > CONTAINER_LEN_MAX - 8)
+		return pipe_err_set(err, -EOVERFLOW,
+				    "cannot store a dictionary of %zu bytes",
+				    len);
+	payload = malloc(len + 8);
+	if (!payload)
+		return pipe_err_set(err, -ENOMEM, "cannot store dictionary: %s",
+				    strerror(ENOMEM));
+	fmt_put32(payload, c->codec_id);
+	fmt_put32(payload + 4, 0);
+	memcpy(payload + 8, dict, len);
+	ret = cw_compress(w, 0, payload, len + 8, &w->zbuf2, &w->zcap2,
+			  &out_len, err);
+	if (ret == 0) {
+		b.type = FMT_DICT;
+		b.codec = c->codec_id;
+		b.stream = PIPE_STREAM_SIDEBAND;
+		b.dict = id;
+		b.raw = (uint32_t)(len + 8);
+		b.coded = b.raw;
+		b.stored = (uint32_t)out_len;
+		b.horizon = cw_horizon(w);
+		ret = cw_put_block(w, &b, w->zbuf2, err);
+	}
+	free(payload);
+	if (ret < 0)
+		return ret;
+	ret = c->add_dict(w->opts.codec_state, id, dict, len);
+	if (ret < 0)
+		return pipe_err_set(err, ret,
+				    "codec '%s' cannot take dictionary %u: %s",
+				    c->name, id, strerror(-ret));
+	w->dict_last = id;
+	w->dict_cur = id;
+	return 0;
+}
+
+/* Enough training bytes: train, store, use, and try it out. */
+static int cw_dict_train(struct cwriter *w, struct pipe_err *err)
+{
+	const struct pipe_plugin *c = w->opts.codec;
+	size_t len = 0;
+	uint8_t *dict;
+	int ret;
+
+	dict = malloc(w->opts.dict_size);
+	if (!dict)
+		return pipe_err_set(err, -ENOMEM, "cannot train: %s",
+				    strerror(ENOMEM));
+	ret = c->train(w->opts.codec_state, w->samples, w->sizes, w->nr_sizes,
+		       dict, w->opts.dict_size, &len);
+	cw_dict_drop_samples(w);
+	if (ret < 0) {
+		/* data a codec cannot train on goes without */
+		w->dict_given_up = true;
+		free(dict);
+		return 0;
+	}
+	ret = cw_dict_write(w, w->dict_last + 1, dict, len, err);
+	free(dict);
+	if (ret < 0)
+		return ret;
+	w->trial_left = CW_DICT_TRIAL;
+	w->trial_with = 0;
+	w->trial_without = 0;
+	w->since_check = 0;
+	return 0;
+}
+
+/* A trial block was compressed both ways: weigh the dictionary. */
+static void cw_dict_weigh(struct cwriter *w, size_t with, size_t without)
+{
+	uint64_t pct;
+	bool first = w->pays_pct == UINT32_MAX;
+
+	w->trial_with += with;
+	w->trial_without += without;
+	if (--w->trial_left)
+		return;
+	pct = w->trial_without > w->trial_with ?
+		(w->trial_without - w->trial_with) * 100 / w->trial_without : 0;
+	if (first)
+		w->pays_pct = (uint32_t)pct;
+	if (w->opts.dict_mode == CW_DICT_AUTO && pct < CW_DICT_PAYS) {
+		w->dict_cur = 0;
+		if (first)
+			w->dict_given_up = true;
+	}
+	/* drifted: the saving fell below half of what it was */
+	if (!first && pct * 2 < w->pays_pct) {
+		w->pays_pct = UINT32_MAX;
+		cw_dict_collect(w);
+	}
+	if (w->dict_cur == 0 && !w->samples)
+		w->dict_given_up = true;
+}
+
+static int cw_dict_after_block(struct cwriter *w, struct pipe_err *err)
+{
+	if (!w->dict_on)
+		return 0;
+	if (w->samples && w->samples_len >= w->samples_cap)
+		return cw_dict_train(w, err);
+	if (w->dict_cur && !w->trial_left && !w->opts.dict_data &&
+	    ++w->since_check >= CW_DICT_CHECK) {
+		w->since_check = 0;
+		w->trial_left = CW_DICT_TRIAL;
+		w->trial_with = 0;
+		w->trial_without = 0;
+	}
+	return 0;
+}
+
 /* Transform and compress len bytes; *stored points at w-owned bytes. */
 static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 		     struct fmt_block *b, const void **stored,
@@ -243,7 +475,7 @@ static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 	const struct pipe_plugin *c = w->opts.codec;
 	const void *coded = raw;
 	size_t coded_len = len;
-	size_t out_len = 0;
+	size_t out_len = 0, plain = 0;
 	int ret;
 
 	b->transform = TRANSFORM_NONE;
@@ -271,22 +503,27 @@ static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 		b->stored = (uint32_t)coded_len;
 		return 0;
 	}
-	if (cw_reserve(&w->zbuf, &w->zcap,
-		       c->bound(w->opts.codec_state, coded_len)))
-		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
-				    strerror(ENOMEM));
-	ret = c->compress(w->opts.codec_state, 0, coded, coded_len, w->zbuf,
-			  w->zcap, &out_len);
+	cw_dict_sample(w, coded, coded_len);
+	b->dict = w->dict_cur;
+	ret = cw_compress(w, b->dict, coded, coded_len, &w->zbuf, &w->zcap,
+			  &out_len, err);
 	if (ret < 0)
-		return pipe_err_set(err, ret,
-				    "codec '%s' cannot compress a block: %s",
-				    c->name, strerror(-ret));
-	if (out_len > CONTAINER_LEN_MAX)
-		return pipe_err_set(err, -EOVERFLOW,
-				    "codec '%s' made a block above the limit",
-				    c->name);
+		return ret;
 	*stored = w->zbuf;
 	b->stored = (uint32_t)out_len;
+	if (!b->dict || !w->trial_left)
+		return 0;
+	ret = cw_compress(w, 0, coded, coded_len, &w->zbuf2, &w->zcap2,
+			  &plain, err);
+	if (ret < 0)
+		return ret;
+	cw_dict_weigh(w, out_len, plain);
+	if (plain < out_len) {
+		/* the smaller of the two goes out */
+		*stored = w->zbuf2;
+		b->stored = (uint32_t)plain;
+		b->dict = 0;
+	}
 	return 0;
 }
 
@@ -316,6 +553,8 @@ static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
 	s->pending_since = 0;
 	b.horizon = cw_horizon(w);
 	ret = cw_put_block(w, &b, stored, err);
+	if (ret == 0)
+		ret = cw_dict_after_block(w, err);
 	if (ret < 0)
 		return ret;
 	return cw_maybe_index(w, err);
@@ -342,7 +581,8 @@ static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
 		struct cw_stream **v = realloc(w->by_id, (id + 1) * sizeof(*v));
 
 		if (!v)
-			return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
+			return pipe_err_set(err, -ENOMEM,
+					    "cannot add stream: %s",
 					    strerror(ENOMEM));
 		memset(v + w->nr_by_id, 0, (id + 1 - w->nr_by_id) * sizeof(*v));
 		w->by_id = v;
@@ -565,6 +805,9 @@ void cwriter_free(struct cwriter *w)
 	free(w->by_id);
 	free(w->out);
 	free(w->zbuf);
+	free(w->zbuf2);
+	free(w->samples);
+	free(w->sizes);
 	free(w->idx);
 	transform_free(w->tf);
 	free(w);
@@ -648,6 +891,26 @@ out:
 	return ret;
 }
 
+/* Dictionaries: a given one goes in now; else training starts. */
+static int cw_dict_start(struct cwriter *w, struct pipe_err *err)
+{
+	const struct pipe_plugin *c = w->opts.codec;
+
+	w->pays_pct = UINT32_MAX;
+	if (!c || c->codec_id == FMT_CODEC_NONE || !c->add_dict)
+		return 0;
+	if (w->opts.dict_data) {
+		w->dict_on = true;
+		return cw_dict_write(w, 1, w->opts.dict_data, w->opts.dict_len,
+				     err);
+	}
+	if (w->opts.dict_mode == CW_DICT_OFF || !c->train)
+		return 0;
+	w->dict_on = true;
+	cw_dict_collect(w);
+	return 0;
+}
+
 int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 		const struct meta *meta, struct pipe_err *err)
 {
@@ -673,6 +936,9 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 	if (ret < 0)
 		goto fail;
 	ret = cw_meta_block(w, meta, err);
+	if (ret < 0)
+		goto fail;
+	ret = cw_dict_start(w, err);
 	if (ret < 0)
 		goto fail;
 	*out = w;

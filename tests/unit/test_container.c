@@ -10,10 +10,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "container.h"
 #include "err.h"
 #include "format.h"
 #include "harness.h"
+#include "host.h"
+#include "loader.h"
 #include "meta.h"
 
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
@@ -151,6 +155,11 @@ static const struct pipe_plugin xor_codec = {
 };
 
 static int opens, closes;
+/* a real codec plugin, for dictionaries (NULL when not built) */
+static struct loaded *real_lp;
+static struct host_run real_run;
+static struct inst *real_insts[64];
+static int nr_real;
 static bool use_transform;
 static uint32_t read_threads = 1;
 /* window and subset of read_file */
@@ -161,6 +170,18 @@ static int codec_open(void *opaque, uint32_t codec_id,
 		      struct pipe_err *err)
 {
 	(void)opaque;
+	if (real_lp && codec_id == real_lp->plugin->codec_id && nr_real < 64) {
+		struct inst *in;
+		int ret = inst_open_loaded(&in, real_lp, "", &real_run, err);
+
+		if (ret < 0)
+			return ret;
+		real_insts[nr_real++] = in;
+		*p = in->p;
+		*state = in->state;
+		opens++;
+		return 0;
+	}
 	if (codec_id != xor_codec.codec_id)
 		return pipe_err_set(err, -ENOENT, "no codec with id %u",
 				    codec_id);
@@ -173,9 +194,16 @@ static int codec_open(void *opaque, uint32_t codec_id,
 static void codec_close(void *opaque, const struct pipe_plugin *p,
 			void *state)
 {
+	int i;
+
 	(void)opaque;
 	(void)p;
-	(void)state;
+	for (i = 0; i < nr_real; i++) {
+		if (real_insts[i] && real_insts[i]->state == state) {
+			inst_free(real_insts[i]);
+			real_insts[i] = NULL;
+		}
+	}
 	closes++;
 }
 
@@ -293,6 +321,9 @@ static void gen_free(struct gen *g)
 	free(g->recs);
 }
 
+static struct cw_opts dict_opts; /* dict_mode, dict_size, dict_data */
+static void *codec_state;
+
 static int write_file(struct mem *out, const struct gen *g,
 		      const struct meta *meta, uint32_t block,
 		      const struct pipe_plugin *codec, bool finish,
@@ -300,6 +331,11 @@ static int write_file(struct mem *out, const struct gen *g,
 {
 	struct cw_opts o = {
 		.codec = codec,
+		.codec_state = codec_state,
+		.dict_mode = dict_opts.dict_mode,
+		.dict_size = dict_opts.dict_size,
+		.dict_data = dict_opts.dict_data,
+		.dict_len = dict_opts.dict_len,
 		.codec_name = codec ? codec->name : "none",
 		.block_size = block,
 		.flush_ns = 1000000000,
@@ -680,7 +716,8 @@ static void test_cuts(bool stream)
 				printf("cut %zu (%s): ret %d nr %zu want %zu torn %llu full %zu reports %d seek %d rec %d\n",
 				       cut, stream ? "stream" : "file", res.ret, res.nr, want,
 				       (unsigned long long)res.st.torn_bytes,
-				       full, res.reports, t.bad_seek, res.st.recovered);
+				       full, res.reports, t.bad_seek,
+				       res.st.recovered);
 		}
 	}
 	CHECK(tries > 200);
@@ -776,7 +813,8 @@ static void test_damage_line_and_strict(void)
 		 "damaged block in 'x.dat' at offset %llu: ",
 		 (unsigned long long)l->off[d]);
 	CHECK(!strncmp(res.first_report, want, strlen(want)));
-	snprintf(want, sizeof(want), " %u records skipped: payload checksum mismatch",
+	snprintf(want, sizeof(want),
+		 " %u records skipped: payload checksum mismatch",
 		 l->records[d]);
 	CHECK(strstr(res.first_report, want) != NULL);
 	CHECK(strstr(res.first_report, ", time ") != NULL);
@@ -950,10 +988,12 @@ static size_t window_want(const struct gen *g, uint64_t *hash)
 				bool cpu = false;
 
 				for (k = 0; k < window.nr_cpus; k++)
-					cpu = cpu || window.cpus[k] == r->stream;
+					cpu = cpu ||
+					      window.cpus[k] == r->stream;
 				keep = keep && cpu;
 			}
-			if (window.nr_pids && r->hdr->type == PERF_RECORD_SAMPLE) {
+			if (window.nr_pids &&
+			    r->hdr->type == PERF_RECORD_SAMPLE) {
 				uint32_t pid;
 				bool any = false;
 
@@ -1028,6 +1068,87 @@ static void test_window(bool cut, bool stream)
 	meta_free(meta);
 }
 
+/* Dictionaries with the real zstd plugin: trained, stored, used, read. */
+static void test_dict(void)
+{
+	const char *build = getenv("BUILD");
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct pipe_err err;
+	struct inst *w = NULL;
+	struct mem f = { 0 };
+	struct result res;
+	struct gen g;
+	char path[512];
+	size_t i, dicts, with;
+	int mode;
+
+	snprintf(path, sizeof(path), "%s/plugins/codec_zstd.so",
+		 build ? build : "build");
+	if (access(path, R_OK) || loader_open(&real_lp, path, PIPE_KIND_CODEC,
+					      &err) < 0) {
+		printf("note: %s not built, dictionaries untested\n", path);
+		goto out;
+	}
+	real_run.meta = meta;
+	real_run.command_status = -1;
+	gen_records(&g, 30000, 13);
+	for (mode = CW_DICT_ON; mode <= CW_DICT_AUTO + 1; mode++) {
+		CHECK(inst_open_loaded(&w, real_lp, "", &real_run, &err) == 0);
+		codec_state = w->state;
+		memset(&dict_opts, 0, sizeof(dict_opts));
+		dict_opts.dict_mode = mode <= CW_DICT_AUTO ? mode : CW_DICT_OFF;
+		dict_opts.dict_size = 2048;
+		if (mode > CW_DICT_AUTO) {
+			/* a given dictionary: some record bytes */
+			dict_opts.dict_data = g.buf;
+			dict_opts.dict_len = 4096;
+		}
+		f.len = 0;
+		CHECK(write_file(&f, &g, meta, 4096, w->p, true, NULL) == 0);
+		inst_free(w);
+		codec_state = NULL;
+		get_layout(&f, l);
+		dicts = with = 0;
+		for (i = 0; i < l->nr; i++) {
+			struct fmt_block b;
+			uint64_t salt = fmt_get64(f.p + FMT_FH_FILE_ID);
+
+			fmt_block_decode(&b, f.p + l->off[i], 96, salt);
+			dicts += b.type == FMT_DICT;
+			with += b.type == FMT_DATA && b.dict != 0;
+			if (b.type == FMT_DICT)
+				CHECK(b.dict == dicts);
+		}
+		printf("dict mode %d: %zu dictionaries, %zu of %zu blocks use"
+		       " one\n", mode, dicts, with, l->nr);
+		CHECK(dicts >= 1);
+		if (mode == CW_DICT_ON || mode > CW_DICT_AUTO)
+			CHECK(with > l->nr / 2);
+		read_file(&f, false, &res);
+		CHECK(res.ret == PIPE_EOF);
+		CHECK(res.nr == g.nr);
+		CHECK(res.hash == gen_hash(&g, 0, g.nr));
+		CHECK(res.reports == 0);
+		/* damage in the dictionary: the blocks that need it fail */
+		for (i = 0; i < l->nr && l->type[i] != FMT_DICT; i++)
+			;
+		f.p[l->off[i] + FMT_BLOCK_HDR_SIZE + 5] ^= 1;
+		read_file(&f, false, &res);
+		CHECK(res.ret == PIPE_EOF);
+		CHECK(res.nr < g.nr || !with);
+		CHECK(res.reports >= 1);
+	}
+	memset(&dict_opts, 0, sizeof(dict_opts));
+	gen_free(&g);
+	loader_close(real_lp);
+	real_lp = NULL;
+out:
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
 int main(void)
 {
 	test_meta_and_header();
@@ -1050,6 +1171,7 @@ int main(void)
 	test_cuts(true);
 	test_flips(NULL);
 	test_flips(&xor_codec);
+	test_dict();
 	test_window(false, false);
 	test_window(true, false);
 	test_window(false, true);
