@@ -63,6 +63,11 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
 /* Flush everything, write the last index and the trailer. */
 int cwriter_finish(struct cwriter *w, struct pipe_err *err);
 void cwriter_stats(const struct cwriter *w, struct cw_stats *st);
+/* Records the recorder lost on `stream` besides the kernel's own
+ * PERF_RECORD_LOST (ring overruns it counted itself): a LOST block now.
+ * Readers add them to cr_stats.lost. */
+int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,
+		 struct pipe_err *err);
 void cwriter_free(struct cwriter *w);
 
 /* How the reader gets a codec instance for a block's codec id. */

@@ -783,6 +783,28 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err)
 	return 0;
 }
 
+int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,
+		 struct pipe_err *err)
+{
+	struct fmt_block b = { 0 };
+	uint8_t p[16];
+
+	if (w->finished)
+		return pipe_err_set(err, -EINVAL,
+				    "cannot add lost counts: the file is finished");
+	fmt_put32(p, stream);
+	fmt_put32(p + 4, 0);
+	fmt_put64(p + 8, count);
+	b.type = FMT_LOST;
+	b.stream = PIPE_STREAM_SIDEBAND;
+	b.horizon = cw_horizon(w);
+	b.stored = sizeof(p);
+	b.raw = sizeof(p);
+	b.coded = sizeof(p);
+	w->lost += count;
+	return cw_put_block(w, &b, p, err);
+}
+
 void cwriter_stats(const struct cwriter *w, struct cw_stats *st)
 {
 	*st = w->st;

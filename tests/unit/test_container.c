@@ -867,9 +867,18 @@ static void test_flush_tick_and_index(void)
 	CHECK(f.len == before);   /* not quiet long enough */
 	CHECK(cwriter_tick(w, 6000000000, &err) == 0);
 	CHECK(f.len > before);    /* flushed within flush_ns */
+	CHECK(cwriter_lost(w, 2, 1234, &err) == 0);
 	CHECK(cwriter_finish(w, &err) == 0);
 	CHECK(cwriter_add(w, &b, &err) == -EINVAL);
+	CHECK(cwriter_lost(w, 2, 1, &err) == -EINVAL);
 	cwriter_free(w);
+	{
+		struct result res;
+
+		read_file(&f, false, &res);
+		CHECK(res.ret == PIPE_EOF);
+		CHECK(res.st.lost == 1234 + 5);
+	}
 	get_layout(&f, l);
 	CHECK(l->type[0] == FMT_META);
 	CHECK(l->type[l->nr - 1] == FMT_END);
