@@ -403,6 +403,32 @@ static int read_text(const char *path, char **buf, size_t *len)
 	return 0;
 }
 
+/* Hex digits at p (no prefix) into *v; returns the end. */
+static char *scan_hex(char *p, uint64_t *v)
+{
+	uint64_t x = 0;
+	int n = 0;
+
+	*v = 0;
+	for (;; p++, n++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		if (n == 16)
+			return p - n; /* too long: no number */
+		x = x << 4 | d;
+	}
+	*v = x;
+	return p;
+}
+
 static bool is_text_type(char c)
 {
 	return c == 't' || c == 'T' || c == 'w' || c == 'W';
@@ -467,7 +493,7 @@ static int parse_kallsyms(struct symbolizer *s, char *buf, size_t len,
 			nl = end;
 		*nl = '\0';
 		p = nl + 1;
-		addr = strtoull(line, &q, 16);
+		q = scan_hex(line, &addr);
 		if (q == line || *q != ' ')
 			continue;
 		type = q[1];
