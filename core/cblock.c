@@ -189,10 +189,16 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	const uint8_t *coded = j->payload;
 	struct pipe_err e = { { 0 }, { 0 } };
 	struct cb_codec *c;
+	bool need_raw;
 	int ret;
 
-	if (cb_grow((void **)&j->raw, &j->raw_cap, (size_t)b->raw + 8) ||
-	    cb_grow((void **)&j->coded, &j->coded_cap, (size_t)b->coded + 8)) {
+	need_raw = b->transform != TRANSFORM_NONE ||
+		   (uintptr_t)j->payload % 8;
+	if ((b->codec != FMT_CODEC_NONE &&
+	     cb_grow((void **)&j->coded, &j->coded_cap,
+		     (size_t)b->coded + 8)) ||
+	    (need_raw &&
+	     cb_grow((void **)&j->raw, &j->raw_cap, (size_t)b->raw + 8))) {
 		cb_copy(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -233,9 +239,15 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 		coded = j->coded;
 	}
 	if (b->transform == TRANSFORM_NONE) {
-		memcpy(j->raw, coded, b->raw);
+		/* records are read in place when aligned as in the file */
+		j->bytes = coded;
+		if ((uintptr_t)coded % 8) {
+			memcpy(j->raw, coded, b->raw);
+			j->bytes = j->raw;
+		}
 		return 0;
 	}
+	j->bytes = j->raw;
 	if (!ctx->tf[dec]) {
 		ret = transform_new(&ctx->tf[dec], ctx->meta, &e);
 		if (ret < 0) {
@@ -326,7 +338,7 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 		struct pipe_record *rec;
 		bool have_id;
 
-		h = (const struct perf_event_header *)(j->raw + off);
+		h = (const struct perf_event_header *)(j->bytes + off);
 		if (b->raw - off < sizeof(*h) || h->size < sizeof(*h) ||
 		    h->size % 8 || h->size > b->raw - off) {
 			snprintf(j->why, sizeof(j->why),

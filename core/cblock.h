@@ -84,6 +84,7 @@ struct cb_job {
 	size_t coded_cap;
 	uint8_t *raw;                         /* owned record bytes */
 	size_t raw_cap;
+	const uint8_t *bytes;                 /* the records: raw or payload */
 	struct pipe_record *recs;             /* owned views into raw */
 	size_t recs_cap;
 	size_t nr;                            /* records kept */

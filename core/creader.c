@@ -422,8 +422,8 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
 				    r->opts.name, j->why);
 	if (ret == 0)
-		ret = cb_dict_add(&r->ctx, fmt_get32(j->raw), b->dict,
-				  j->raw + 8, b->raw - 8, j->why,
+		ret = cb_dict_add(&r->ctx, fmt_get32(j->bytes), b->dict,
+				  j->bytes + 8, b->raw - 8, j->why,
 				  sizeof(j->why));
 	if (ret == -ENOMEM)
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
