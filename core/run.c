@@ -73,6 +73,8 @@ struct pipeline {
 	struct inst **open_codecs;  /* reader codec instances */
 	uint32_t nr_open_codecs;
 	struct pipe_err derr;       /* first deferred error */
+	uint32_t *win_cpus;         /* file source cpus=, owned */
+	uint32_t *win_pids;         /* file source pid=, owned */
 	/* counts for the live summary */
 	uint64_t samples, lost, throttled, records;
 	struct timespec t0;
@@ -424,6 +426,51 @@ static void reader_report(void *opaque, const char *line)
 	fprintf(stderr, "pipe: %s\n", line);
 }
 
+/* "0-3+8" items into numbers; *out malloc'd (caller frees). */
+static int parse_numbers(const struct inst *src, const char *key,
+			 uint32_t **out, uint32_t *nr, struct pipe_err *err)
+{
+	const char *const *items;
+	uint32_t n = args_list(src->ctx.args, key, &items), i, cap = 0;
+	uint32_t *v = NULL;
+
+	*out = NULL;
+	*nr = 0;
+	for (i = 0; i < n; i++) {
+		unsigned long a, b;
+		char *end;
+
+		a = strtoul(items[i], &end, 10);
+		b = a;
+		if (*end == '-')
+			b = strtoul(end + 1, &end, 10);
+		if (end == items[i] || *end || b < a || b - a > 65536 ||
+		    b > UINT32_MAX) {
+			free(v);
+			pipe_err_set(err, -EINVAL, "bad value '%s' for '%s' of %s",
+				     items[i], key, src->ctx.what);
+			pipe_err_hint(err, "expected numbers or ranges joined by '+', as 0-3+8");
+			return -EINVAL;
+		}
+		for (; a <= b; a++) {
+			if (*nr == cap) {
+				uint32_t *nv;
+
+				cap = cap ? cap * 2 : 16;
+				nv = realloc(v, cap * sizeof(*v));
+				if (!nv) {
+					free(v);
+					return -ENOMEM;
+				}
+				v = nv;
+			}
+			v[(*nr)++] = (uint32_t)a;
+		}
+	}
+	*out = v;
+	return 0;
+}
+
 static int open_reader(struct pipeline *pl, bool strict, struct pipe_err *err)
 {
 	struct inst *src = pl->src;
@@ -440,6 +487,21 @@ static int open_reader(struct pipeline *pl, bool strict, struct pipe_err *err)
 	ro.codec_close = reader_codec_close;
 	ro.report = reader_report;
 	ro.opaque = pl;
+	ro.threads = (uint32_t)args_int(src->ctx.args, "threads");
+	ro.start_ns = (uint64_t)args_int(src->ctx.args, "start");
+	if (args_is_set(src->ctx.args, "stop"))
+		ro.stop_ns = (uint64_t)args_int(src->ctx.args, "stop");
+	if (ro.stop_ns && ro.stop_ns <= ro.start_ns)
+		return pipe_err_set(err, -EINVAL,
+				    "stop= must come after start= for %s",
+				    src->ctx.what);
+	ret = parse_numbers(src, "cpus", &pl->win_cpus, &ro.nr_cpus, err);
+	if (ret == 0)
+		ret = parse_numbers(src, "pid", &pl->win_pids, &ro.nr_pids, err);
+	if (ret < 0)
+		return ret;
+	ro.cpus = pl->win_cpus;
+	ro.pids = pl->win_pids;
 	ret = creader_open(&pl->reader, &ro, err);
 	if (ret < 0)
 		return ret;
@@ -696,6 +758,8 @@ static void pipeline_free(struct pipeline *pl)
 		loader_close(pl->codecs[i].lp);
 	free(pl->codecs);
 	inst_free(pl->src);
+	free(pl->win_cpus);
+	free(pl->win_pids);
 	if (pl->sigfd >= 0)
 		close(pl->sigfd);
 }

@@ -1,6 +1,8 @@
 /*
  * src_file.c - the `file` byte source: offers a pipe file's bytes (`file:-`
  * reads standard input, forward only) to the core's container reader.
+ * The window, subset and threads parameters are declared here and read
+ * by the core, which owns the container format.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +28,17 @@ static const struct pipe_param fsrc_params[] = {
 	{ "strict", PIPE_PARAM_BOOL, 0, "off",
 	  "stop at the first damaged block (exit 1) instead of skipping it",
 	  NULL, 0, 0 },
+	{ "start", PIPE_PARAM_DURATION, 0, "0",
+	  "read from this time after the first record (sideband replayed)",
+	  NULL, 0, INT64_MAX },
+	{ "stop", PIPE_PARAM_DURATION, 0, NULL,
+	  "read up to this time after the first record", NULL, 0, INT64_MAX },
+	{ "cpus", PIPE_PARAM_LIST, 0, NULL,
+	  "only these CPUs, as 0-3+8 (sideband always read)", NULL, 0, 0 },
+	{ "pid", PIPE_PARAM_LIST, 0, NULL,
+	  "only samples of these processes, as 123+456", NULL, 0, 0 },
+	{ "threads", PIPE_PARAM_INT, 0, "0",
+	  "block decoding threads, 0: one per CPU", NULL, 0, 256 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
