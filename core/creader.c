@@ -61,7 +61,7 @@ struct creader {
 	bool *stream_ok;              /* owned, per CPU stream: wanted */
 	uint32_t nr_stream_ok;
 	struct cr_entry *ents;        /* owned: the blocks to visit */
-	size_t nr_ents, next_ent;
+	size_t nr_ents, next_ent, ents_cap;
 	bool selective;               /* visit ents only */
 	char line[512];               /* the last damage line */
 	struct cr_stats st;
@@ -678,14 +678,13 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 
 /* ---- finding blocks without reading them: the index, or a scan ------- */
 
-static int cr_add_entry(struct creader *r, size_t *cap, uint64_t off,
-			uint32_t type, uint32_t stream, uint64_t t_min,
-			uint64_t t_max)
+static int cr_add_entry(struct creader *r, uint64_t off, uint32_t type,
+			uint32_t stream, uint64_t t_min, uint64_t t_max)
 {
 	struct cr_entry *e;
 
-	if (r->nr_ents == *cap) {
-		size_t n = *cap ? *cap * 2 : 256;
+	if (r->nr_ents == r->ents_cap) {
+		size_t n = r->ents_cap ? r->ents_cap * 2 : 256;
 
 		/* no file holds more blocks than this */
 		if (n > r->size / CR_MIN_BLOCK_LEN + 256)
@@ -696,7 +695,7 @@ static int cr_add_entry(struct creader *r, size_t *cap, uint64_t off,
 		if (!e)
 			return -ENOMEM;
 		r->ents = e;
-		*cap = n;
+		r->ents_cap = n;
 	}
 	e = &r->ents[r->nr_ents++];
 	e->off = off;
@@ -734,37 +733,19 @@ static int cr_small_block(struct creader *r, uint64_t off, uint32_t type,
 }
 
 /*
- * The blocks of a clean file from its END block and INDEX chain: 0, or 1
- * when there is none or it is damaged (the caller scans instead).
+ * Add the entries of the INDEX chain ending at idx (each index before
+ * `limit`), in file order: 0, or 1 when a link is damaged.
  */
-static int cr_read_index(struct creader *r, uint64_t *t_first,
+static int cr_read_chain(struct creader *r, uint64_t idx, uint64_t limit,
 			 struct pipe_err *err)
 {
-	uint64_t end_off, idx, limit, total = 0;
-	uint64_t *chain = NULL;
+	uint64_t *chain = NULL, total = 0;
 	size_t nr_chain = 0, cap = 0, i;
 	struct fmt_block b;
 	const uint8_t *p;
-	size_t got;
 	int ret;
 
-	if (r->size < FMT_TRAILER_SIZE)
-		return 1;
-	ret = cr_fetch(r, r->size - FMT_TRAILER_SIZE, FMT_TRAILER_SIZE, &p,
-		       &got, err);
-	if (ret < 0)
-		return ret;
-	if (got < FMT_TRAILER_SIZE || fmt_get64(p + 8) != r->salt ||
-	    fmt_get64(p) > r->size)
-		return 1;
-	end_off = r->size - fmt_get64(p);
-	ret = cr_small_block(r, end_off, FMT_END, &b, &p, err);
-	if (ret != 0 || b.stored < FMT_END_SIZE)
-		return ret < 0 ? ret : 1;
-	idx = fmt_get64(p);
-	*t_first = fmt_get64(p + 40);
 	/* walk back, remembering the chain, then read it forward */
-	limit = end_off;
 	while (idx) {
 		uint64_t *v;
 
@@ -774,11 +755,8 @@ static int cr_read_index(struct creader *r, uint64_t *t_first,
 			cap = cap ? cap * 2 : 16;
 			v = realloc(chain, cap * sizeof(*v));
 			if (!v) {
-				free(chain);
-				return pipe_err_set(err, -ENOMEM,
-						    "cannot read '%s': %s",
-						    r->opts.name,
-						    strerror(ENOMEM));
+				ret = -ENOMEM;
+				goto bad_ret;
 			}
 			chain = v;
 		}
@@ -789,7 +767,6 @@ static int cr_read_index(struct creader *r, uint64_t *t_first,
 		limit = idx;
 		idx = fmt_get64(p);
 	}
-	cap = 0;
 	for (i = nr_chain; i-- > 0;) {
 		uint32_t n, esize, k;
 
@@ -809,9 +786,8 @@ static int cr_read_index(struct creader *r, uint64_t *t_first,
 			if (off >= chain[i] || off < total)
 				goto bad;
 			total = off + 1;
-			ret = cr_add_entry(r, &cap, off, e[40],
-					   fmt_get32(e + 24), fmt_get64(e + 8),
-					   fmt_get64(e + 16));
+			ret = cr_add_entry(r, off, e[40], fmt_get32(e + 24),
+					   fmt_get64(e + 8), fmt_get64(e + 16));
 			if (ret == -ENOMEM)
 				goto bad_ret;
 			if (ret < 0)
@@ -831,12 +807,88 @@ bad_ret:
 	return ret < 0 ? ret : 1;
 }
 
-/* The blocks of a file without a usable index: its headers, in order. */
-static int cr_scan(struct creader *r, struct pipe_err *err)
+/*
+ * The blocks of a clean file from its END block and INDEX chain: 0, or 1
+ * when there is none or it is damaged (the caller scans instead).
+ */
+static int cr_read_index(struct creader *r, uint64_t *t_first,
+			 struct pipe_err *err)
 {
-	uint64_t pos = r->pos, next;
 	struct fmt_block b;
-	size_t cap = 0;
+	const uint8_t *p;
+	uint64_t end_off;
+	size_t got;
+	int ret;
+
+	if (r->size < FMT_TRAILER_SIZE)
+		return 1;
+	ret = cr_fetch(r, r->size - FMT_TRAILER_SIZE, FMT_TRAILER_SIZE, &p,
+		       &got, err);
+	if (ret < 0)
+		return ret;
+	if (got < FMT_TRAILER_SIZE || fmt_get64(p + 8) != r->salt ||
+	    fmt_get64(p) > r->size)
+		return 1;
+	end_off = r->size - fmt_get64(p);
+	ret = cr_small_block(r, end_off, FMT_END, &b, &p, err);
+	if (ret != 0 || b.stored < FMT_END_SIZE)
+		return ret < 0 ? ret : 1;
+	*t_first = fmt_get64(p + 40);
+	return cr_read_chain(r, fmt_get64(p), end_off, err);
+}
+
+/*
+ * A file without END: look back from its end for the last good INDEX
+ * block.  *idx is its offset, or 0 when there is none.
+ */
+static int cr_last_index(struct creader *r, uint64_t *idx,
+			 struct pipe_err *err)
+{
+	uint64_t end = r->size & ~(uint64_t)7, start, at;
+	struct fmt_block b;
+	const uint8_t *p, *q;
+	size_t got;
+	int ret;
+
+	*idx = 0;
+	while (end > r->pos) {
+		start = end - r->pos > CR_CHUNK ? end - CR_CHUNK : r->pos;
+		ret = cr_fetch(r, start, (size_t)(end - start) +
+			       FMT_BLOCK_HDR_SIZE, &p, &got, err);
+		if (ret < 0)
+			return ret;
+		for (at = end; at-- > start;) {
+			if (at % 8 || at - start + FMT_BLOCK_HDR_SIZE > got)
+				continue;
+			q = p + (at - start);
+			if (fmt_get32(q) != FMT_BLOCK_MAGIC ||
+			    q[FMT_BH_TYPE] != FMT_INDEX ||
+			    fmt_block_decode(&b, q, FMT_BLOCK_HDR_SIZE,
+					     r->salt) < 0)
+				continue;
+			ret = cr_small_block(r, at, FMT_INDEX, &b, &q, err);
+			if (ret < 0)
+				return ret;
+			if (ret == 0) {
+				*idx = at;
+				return 0;
+			}
+			/* the buffer moved: fetch this window again */
+			ret = cr_fetch(r, start, (size_t)(end - start) +
+				       FMT_BLOCK_HDR_SIZE, &p, &got, err);
+			if (ret < 0)
+				return ret;
+		}
+		end = start;
+	}
+	return 0;
+}
+
+/* The blocks of a file without a usable index: its headers, in order. */
+static int cr_scan(struct creader *r, uint64_t pos, struct pipe_err *err)
+{
+	struct fmt_block b;
+	uint64_t next;
 	int ret;
 
 	for (;;) {
@@ -856,7 +908,7 @@ static int cr_scan(struct creader *r, struct pipe_err *err)
 		}
 		if (pos + fmt_block_len(&b) > r->size)
 			break;
-		ret = cr_add_entry(r, &cap, pos, b.type, b.stream, b.t_min,
+		ret = cr_add_entry(r, pos, b.type, b.stream, b.t_min,
 				   b.t_max);
 		if (ret < 0)
 			return pipe_err_set(err, ret, "cannot read '%s': %s",
@@ -921,8 +973,24 @@ static int cr_plan(struct creader *r, struct pipe_err *err)
 		return ret;
 	from_end = ret == 0 && t_first;
 	if (ret > 0) {
+		/* recovery: the last good index, then forward from it */
+		uint64_t idx, from = r->pos;
+		struct fmt_block ib;
+		const uint8_t *p;
+
 		t_first = 0;
-		ret = cr_scan(r, err);
+		ret = cr_last_index(r, &idx, err);
+		if (ret == 0 && idx)
+			ret = cr_read_chain(r, idx, idx + 1, err);
+		if (ret == 0 && idx)
+			ret = cr_small_block(r, idx, FMT_INDEX, &ib, &p, err);
+		if (ret == 0 && idx)
+			from = idx + fmt_block_len(&ib);
+		if (ret < 0)
+			return ret;
+		if (ret > 0)
+			r->nr_ents = 0;
+		ret = cr_scan(r, ret > 0 ? r->pos : from, err);
 		if (ret < 0)
 			return ret;
 	}
