@@ -20,8 +20,9 @@
 #include "params.h"
 
 /* Every plugin of ABI 1.0 has at least this many descriptor bytes. */
-#define LOADER_SIZE_V1_0 \
-	(offsetof(struct pipe_plugin, finish) + sizeof(((struct pipe_plugin *)0)->finish))
+#define LOADER_SIZE_V1_0                        \
+	(offsetof(struct pipe_plugin, finish) + \
+	 sizeof(((struct pipe_plugin *)0)->finish))
 
 const char *loader_kind_name(uint32_t kind)
 {
@@ -109,8 +110,8 @@ static int version_check(const struct pipe_plugin *p, const char *path,
 		pipe_err_set(err, -EPROTO, "plugin '%s' needs ABI %u.%u, this "
 			     "pipe speaks ABI %u.%u", path, major, minor,
 			     PIPE_ABI_MAJOR, PIPE_ABI_MINOR);
-		pipe_err_hint(err, "upgrade pipe, or rebuild the plugin against "
-			      "this pipe's pipe_plugin.h");
+		pipe_err_hint(err, "upgrade pipe, or rebuild the plugin "
+			      "against this pipe's pipe_plugin.h");
 		return -EPROTO;
 	}
 	if (p->size < LOADER_SIZE_V1_0) {
@@ -152,7 +153,8 @@ static const char *ops_missing(const struct pipe_plugin *p,
 	case PIPE_KIND_SOURCE:
 		*shape = bytes ? "byte source" : "record source";
 		if (bytes)
-			return !p->read_at ? "read_at" : !p->size ? "size" : NULL;
+			return !p->read_at ? "read_at" :
+				!p->size ? "size" : NULL;
 		return !p->start ? "start" : !p->read ? "read" : NULL;
 	case PIPE_KIND_CODEC:
 		return !p->bound ? "bound" : !p->compress ? "compress" :
@@ -185,8 +187,9 @@ static int plugin_check(const struct pipe_plugin *p, const char *path,
 		return -EINVAL;
 	}
 	if (expect_kind && p->kind != expect_kind)
-		return pipe_err_set(err, -EINVAL, "plugin '%s' is a %s, not a %s",
-				    path, loader_kind_name(p->kind),
+		return pipe_err_set(err, -EINVAL,
+				    "plugin '%s' is a %s, not a %s", path,
+				    loader_kind_name(p->kind),
 				    loader_kind_name(expect_kind));
 	if (!p->name)
 		return pipe_err_set(err, -EINVAL, "plugin '%s' has no name",

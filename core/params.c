@@ -216,6 +216,11 @@ static bool has_bounds(const struct pipe_param *p)
 	return p->min != 0 || p->max != 0;
 }
 
+static bool in_bounds(const struct pipe_param *p, int64_t v)
+{
+	return !has_bounds(p) || (v >= p->min && v <= p->max);
+}
+
 static void size_format(char *buf, size_t cap, int64_t v)
 {
 	if (v != 0 && v % GIB == 0)
@@ -369,14 +374,15 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 		return pipe_err_set(err, -ENOMEM, "out of memory");
 	if (len == 0 && p->type != PIPE_PARAM_STR &&
 	    p->type != PIPE_PARAM_LIST)
-		return pipe_err_set(err, -EINVAL, "missing value for '%s' of %s",
-				    p->name, ps->what);
+		return pipe_err_set(err, -EINVAL,
+				    "missing value for '%s' of %s", p->name,
+				    ps->what);
 	switch (p->type) {
 	case PIPE_PARAM_STR:
 		break;
 	case PIPE_PARAM_INT:
 		ret = int_parse(a->text, &a->num);
-		if (!ret && has_bounds(p) && (a->num < p->min || a->num > p->max))
+		if (!ret && !in_bounds(p, a->num))
 			ret = -EINVAL;
 		break;
 	case PIPE_PARAM_BOOL:
@@ -392,7 +398,7 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 		ret = p->type == PIPE_PARAM_SIZE ?
 			params_parse_size(a->text, &a->num) :
 			params_parse_duration(a->text, &a->num);
-		if (!ret && has_bounds(p) && (a->num < p->min || a->num > p->max))
+		if (!ret && !in_bounds(p, a->num))
 			ret = -EINVAL;
 		break;
 	case PIPE_PARAM_ENUM:
@@ -514,8 +520,9 @@ static int item_parse(struct args *a, struct arg *positional, bool first,
 	if (klen == len)
 		return bare_item(a, positional, first, raw, len, ps, err);
 	if (klen == 0)
-		return pipe_err_set(err, -EINVAL, "missing key in '%.*s' for %s",
-				    (int)len, raw, ps->what);
+		return pipe_err_set(err, -EINVAL,
+				    "missing key in '%.*s' for %s", (int)len,
+				    raw, ps->what);
 	arg = args_find(a, raw, klen);
 	if (!arg) {
 		pipe_err_set(err, -EINVAL, "unknown key '%.*s' for %s",
@@ -547,8 +554,9 @@ static int text_apply(struct args *a, struct arg *positional,
 	if (len == 0)
 		return 0;
 	if (len > PARAMS_TEXT_MAX)
-		return pipe_err_set(err, -EINVAL, "arguments of %s are too long "
-				    "(%zu bytes, at most %d)", ps->what, len,
+		return pipe_err_set(err, -EINVAL,
+				    "arguments of %s are too long (%zu bytes, "
+				    "at most %d)", ps->what, len,
 				    PARAMS_TEXT_MAX);
 	for (;;) {
 		size_t n = span_to(text + off, len - off, ',');

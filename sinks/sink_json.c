@@ -83,8 +83,9 @@ struct json {
 	struct pipe_ctx *ctx;         /* borrowed */
 	const char *path;             /* output path, "-" for stdout */
 	struct jout out;              /* the output */
-	struct jout side;             /* format=perf, events=all: sideband,
-				       * in an unlinked temp file until the end */
+	struct jout side;             /* format=perf, events=all: the
+				       * sideband, in an unlinked temporary
+				       * file until the end */
 	const struct pipe_meta *meta; /* borrowed, from start_sink */
 	uint32_t format;              /* enum json_format */
 	uint32_t events;              /* enum json_events */
@@ -592,7 +593,8 @@ static void headers_put(struct json *j, struct jout *o, int depth)
 static bool sym_resolve(struct json *j, uint32_t pid, uint64_t ip,
 			uint16_t misc, struct pipe_symbol *out)
 {
-	uint64_t h = (ip ^ ((uint64_t)pid << 32) ^ misc) * UINT64_C(0x9e3779b97f4a7c15);
+	uint64_t h = (ip ^ ((uint64_t)pid << 32) ^ misc) *
+		     UINT64_C(0x9e3779b97f4a7c15);
 	struct sym_slot *slot = &j->cache[h >> 52 & (JSON_SYM_CACHE - 1)];
 
 	if (slot->gen == j->sym_gen && slot->ip == ip && slot->pid == pid &&
@@ -1115,8 +1117,8 @@ static int json_start(void *state)
 	j->meta = j->host->meta(j->ctx);
 	lits_build(j);
 	if (j->format == JSON_FORMAT_LINES) {
-		jout_lit(o, "{\"type\":\"header\",\"linux-perf-json-version\":1,"
-			 "\"headers\":");
+		jout_lit(o, "{\"type\":\"header\","
+			 "\"linux-perf-json-version\":1,\"headers\":");
 		headers_put(j, o, 0);
 		jout_lit(o, "}\n");
 	} else {
@@ -1213,8 +1215,9 @@ static int json_finish(void *state)
 	if (o->err)
 		return out_error(j, j->path, o->err);
 	if (j->bad)
-		j->host->log(j->ctx, PIPE_LOG_WARN, "json: %" PRIu64 " malformed "
-			     "records left out of '%s'", j->bad, j->path);
+		j->host->log(j->ctx, PIPE_LOG_WARN, "json: %" PRIu64
+			     " malformed records left out of '%s'", j->bad,
+			     j->path);
 	return 0;
 }
 

@@ -280,8 +280,8 @@ static void test_docs_in_sync(const char *top)
 	CHECK(doc != NULL);
 	CHECK(src != NULL);
 	if (doc && src && !strstr(doc, src))
-		printf("docs/plugins.md does not hold tests/plugins/good_sink.c "
-		       "verbatim\n");
+		printf("docs/plugins.md does not hold "
+		       "tests/plugins/good_sink.c verbatim\n");
 	CHECK(doc && src && strstr(doc, src) != NULL);
 	free(doc);
 	free(src);
