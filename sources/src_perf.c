@@ -94,6 +94,8 @@ struct perf_ring {
 	uint64_t last_time;     /* time of the newest record seen, ns */
 	uint8_t *bounce;        /* the one record per batch that wraps */
 	bool hup;               /* its task exited: left out of the poll set */
+	uint64_t last_id;       /* kernel id of the previous record */
+	uint32_t last_event;    /* its event index (PIPE_EVENT_NONE: none) */
 };
 
 /* What the recording targets. */
@@ -546,22 +548,13 @@ static int parse_targets(struct perf_src *s)
 	return 0;
 }
 
-static int perf_open(const struct pipe_host *host, struct pipe_ctx *ctx,
-		     void **state)
+/* Check and keep the parameters. */
+static int perf_configure(struct perf_src *s)
 {
-	struct perf_src *s;
+	const struct pipe_host *host = s->host;
+	struct pipe_ctx *ctx = s->ctx;
 	int64_t pages;
 	int ret;
-
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->host = host;
-	s->ctx = ctx;
-	s->cur = -1;
-	s->child_pidfd = -1;
-	s->timerfd = -1;
-	*state = s;
 
 	ret = parse_events(s);
 	if (ret < 0)
@@ -611,6 +604,33 @@ static int perf_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 				  "perf_event_paranoid is %d and pipe lacks "
 				  "CAP_PERFMON", paranoid_level());
 	}
+	return 0;
+}
+
+static void perf_close(void *state);
+
+static int perf_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		     void **state)
+{
+	struct perf_src *s;
+	int ret;
+
+	*state = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->host = host;
+	s->ctx = ctx;
+	s->cur = -1;
+	s->child_pidfd = -1;
+	s->timerfd = -1;
+	ret = perf_configure(s);
+	if (ret < 0) {
+		/* the host calls close only for an instance that opened */
+		perf_close(s);
+		return ret;
+	}
+	*state = s;
 	return 0;
 }
 
@@ -890,6 +910,7 @@ static int open_events(struct perf_src *s)
 	for (c = 0; c < s->nr_cpus; c++) {
 		s->rings[c].cpu = s->cpus[c];
 		s->rings[c].fd = -1;
+		s->rings[c].last_event = PIPE_EVENT_NONE;
 	}
 	if (s->mode == PERF_MODE_ATTACH) {
 		s->dummy_fds = malloc(s->nr_cpus * sizeof(*s->dummy_fds));
@@ -1670,6 +1691,17 @@ static int recs_reserve(struct perf_src *s, size_t n)
 	return 0;
 }
 
+/* The event of a kernel id; consecutive records mostly share one. */
+static uint32_t ring_event(struct perf_src *s, struct perf_ring *r,
+			   uint64_t id)
+{
+	if (id != r->last_id || r->last_event == PIPE_EVENT_NONE) {
+		r->last_id = id;
+		r->last_event = s->host->event_of_id(s->ctx, id);
+	}
+	return r->last_event;
+}
+
 /* Fill in a record's event, time and stream; count LOST and THROTTLE. */
 static void record_fill(struct perf_src *s, struct perf_ring *r,
 			uint32_t stream, struct pipe_record *rec)
@@ -1686,13 +1718,13 @@ static void record_fill(struct perf_src *s, struct perf_ring *r,
 		return;
 	if (h->type == PERF_RECORD_SAMPLE) {
 		memcpy(&id, p + sizeof(*h), 8);
-		rec->event = s->host->event_of_id(s->ctx, id);
+		rec->event = ring_event(s, r, id);
 		/* our sample_type: IDENTIFIER IP TID, then TIME */
 		if (h->size >= sizeof(*h) + 32)
 			memcpy(&rec->time, p + sizeof(*h) + 24, 8);
 	} else {
 		memcpy(&id, p + h->size - 8, 8);
-		rec->event = s->host->event_of_id(s->ctx, id);
+		rec->event = ring_event(s, r, id);
 		if (s->host->decode_sample_id(s->ctx, rec, &sid) == 0)
 			rec->time = sid.time;
 		if (h->type == PERF_RECORD_LOST && h->size >= sizeof(*h) + 16) {
