@@ -344,7 +344,10 @@ const char *symbolizer_comm(struct symbolizer *s, uint32_t tid)
 {
 	const char *c = threads_comm(s->threads, tid);
 
-	return c ? c : "[unknown]";
+	if (c)
+		return c;
+	/* the idle task never gets a COMM record; perf names it so too */
+	return tid == 0 ? "swapper" : "[unknown]";
 }
 
 /* ---- text files: kallsyms and perf maps ------------------------------- */

@@ -648,6 +648,7 @@ static void test_process_state(void)
 	path_of(pie, sizeof(pie), "fx_pie");
 	a = PIE_BASE + nm_addr(pie, "fx_alpha", false);
 	CHECK_STR(symbolizer_comm(s, 100), "[unknown]");
+	CHECK_STR(symbolizer_comm(s, 0), "swapper");
 	comm(s, 100, 100, "parent", false);
 	CHECK(map_elf(s, 100, pie, pie, PIE_BASE, NULL, 0, false) > 0);
 	check_sym(s, 100, a, "fx_alpha", 0);
