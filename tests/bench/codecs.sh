@@ -14,6 +14,8 @@
 #    (user+sys, median of 5) of that rewrite and of the same rewrite with
 #    codec none, and record MB/s of the whole zstd rewrite (read, merge,
 #    transform, compress, write).
+# 4. Parallel decoding of a synth file of over 200 MB of records with 1
+#    and 2 threads (issue 4's target: 1.5x), and `pipe verify` of it.
 set -u
 PIPE=$BUILD/pipe
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -91,3 +93,28 @@ for r in mixed burn; do
 	done
 	echo
 done
+
+# 4. Parallel decoding: a synth file of over 200 MB of records (zstd:3),
+#    read with 1 and 2 decoding threads; wall time, median of 5.  `pipe
+#    verify` has no threads knob (it uses one per CPU), so this reads
+#    through the same container reader with -s file:X,threads=N.
+wall() {
+	local TIMEFORMAT='%3R'
+	{ time "$@" >/dev/null 2>&1; } 2>"$dir/time" || fail "failed: $*"
+	cat "$dir/time"
+}
+big=$dir/big.dat
+"$PIPE" -q -s "synth:${CODECS_BIG_SAMPLES:-1800000}" -c zstd:3 \
+	-k "file:$big" || fail "cannot write '$big'"
+echo "parallel decoding: synth file, $(calc "$(info "$big" raw_bytes) / 1e6")" \
+	"MB of records, $(calc "$(stat -c %s "$big") / 1e6") MB stored," \
+	"$(info "$big" blocks) blocks; wall s, median of 5"
+for t in 1 2; do
+	w=$(for i in 1 2 3 4 5; do wall "$PIPE" -q -s "file:$big,threads=$t" \
+		-k null:print=off; done | med)
+	eval "w$t=$w"
+	printf 'threads=%d %8.3f s\n' "$t" "$w"
+done
+echo "speedup: $(calc "$w1 / $w2")x (target 1.5x)"
+vw=$(for i in 1 2 3; do wall "$PIPE" verify "$big"; done | med)
+echo "pipe verify (threads: one per CPU): $vw s"
