@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #define JSON_CMDLINE_MAX 4096      /* longest cmdline property we split */
 #define JSON_ESC_SLOTS 65536       /* escaped names kept, a power of 2 */
 #define JSON_ESC_BYTES (16 << 20)  /* their bytes at most */
+#define JSON_STREAM_NS 200000000   /* pipe or tty: flush at least this often */
 
 enum json_format {
 	JSON_FORMAT_PERF = 0,  /* perf data convert --to-json */
@@ -92,6 +94,8 @@ struct json {
 	bool symbols;                 /* resolve callchain addresses */
 	bool seconds;                 /* time=s: timestamps in seconds */
 	bool pretty;                  /* format=perf with perf's whitespace */
+	bool streaming;               /* output is a pipe, tty or socket */
+	uint64_t flushed_ns;          /* CLOCK_MONOTONIC of the last flush */
 	uint64_t samples;             /* samples written */
 	uint64_t sideband;            /* sideband records written */
 	uint64_t lost;                /* sum of LOST and LOST_SAMPLES counts */
@@ -993,18 +997,36 @@ static int out_error(struct json *j, const char *path, int e)
 	return -e;
 }
 
+static bool is_regular(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
 static int json_open_output(struct json *j)
 {
 	int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
 
 	if (!strcmp(j->path, "-")) {
 		j->out.fd = STDOUT_FILENO;
+		j->streaming = !is_regular(j->out.fd);
 		return 0;
 	}
 	flags |= j->host->arg_int(j->ctx, "force") ? O_TRUNC : O_EXCL;
 	j->out.fd = open(j->path, flags, 0644);
-	if (j->out.fd >= 0)
+	if (j->out.fd >= 0) {
+		j->streaming = !is_regular(j->out.fd);
 		return 0;
+	}
 	if (errno == EEXIST) {
 		j->host->error(j->ctx, "output '%s' already exists", j->path);
 		j->host->hint(j->ctx, "add force=on to overwrite it: "
@@ -1014,6 +1036,29 @@ static int json_open_output(struct json *j)
 	j->host->error(j->ctx, "cannot create '%s': %s", j->path,
 		       strerror(errno));
 	return -errno;
+}
+
+/* Where O_TMPFILE is not supported: a named file, unlinked at once. */
+static int tmp_create(const char *dir)
+{
+	char path[4096];
+	int fd, e;
+
+	if (snprintf(path, sizeof(path), "%s/pipe-json.XXXXXX", dir) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (unlink(path) < 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
 }
 
 /* The sideband waits in an unlinked temporary file (format=perf only). */
@@ -1032,6 +1077,9 @@ static int json_open_side(struct json *j)
 	if (!dir || !*dir)
 		dir = "/tmp";
 	j->side.fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (j->side.fd >= 0)
+		return 0;
+	j->side.fd = tmp_create(dir);
 	if (j->side.fd >= 0)
 		return 0;
 	e = errno;
@@ -1146,11 +1194,28 @@ static int json_consume(void *state, const struct pipe_batch *b)
 		else
 			other_put(j, r);
 	}
+	/* a reader at the other end of a pipe sees the samples as they come */
+	if (j->streaming && j->out.len) {
+		uint64_t now = now_ns();
+
+		if (now - j->flushed_ns >= JSON_STREAM_NS) {
+			jout_flush(&j->out);
+			j->flushed_ns = now;
+		}
+	}
 	if (j->out.err)
 		return out_error(j, j->path, j->out.err);
 	if (j->side.err)
 		return out_error(j, "(temporary file)", j->side.err);
 	return 0;
+}
+
+static int json_flush(void *state)
+{
+	struct json *j = state;
+
+	jout_flush(&j->out);
+	return j->out.err ? out_error(j, j->path, j->out.err) : 0;
 }
 
 /* Append the waiting sideband array to the output. */
@@ -1235,5 +1300,6 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.close = json_close,
 	.start_sink = json_start,
 	.consume = json_consume,
+	.flush = json_flush,
 	.finish = json_finish,
 };
