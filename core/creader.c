@@ -1222,7 +1222,8 @@ const struct meta *creader_meta(const struct creader *r)
 void creader_stats(const struct creader *r, struct cr_stats *st)
 {
 	*st = r->st;
-	st->file_bytes = r->seekable ? r->size : r->pos;
+	/* how far the walk got: progress while reading */
+	st->file_bytes = r->pos;
 }
 
 void creader_free(struct creader *r)
