@@ -562,7 +562,10 @@ static void key_properties(struct json *j, struct jout *o, int depth)
 	key(j, o, true, depth, "properties");
 	jout_put(o, "{", 1);
 	for (i = 0; i < j->meta->nr_props; i++) {
-		key(j, o, i > 0, depth + 1, j->meta->prop_keys[i]);
+		/* keys come from the recording: escaped like any string */
+		delim(j, o, i > 0, depth + 1);
+		jout_str(o, j->meta->prop_keys[i]);
+		jout_put(o, ": ", j->pretty ? 2 : 1);
 		jout_str(o, j->meta->prop_values[i]);
 	}
 	if (j->meta->nr_props)
