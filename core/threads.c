@@ -22,6 +22,8 @@ struct thread {
 	uint32_t tid;      /* thread id */
 	uint32_t pid;      /* its process */
 	const char *comm;  /* interned, or NULL when never named */
+	uint32_t ptid;     /* forked by this thread (FORK), or its own tid */
+	uint32_t ppid;     /* of this process */
 	uint32_t gen;      /* death generation, matches the dead ring */
 	bool dead;         /* EXIT seen */
 };
@@ -273,6 +275,8 @@ static struct thread *thread_get(struct threads *t, uint32_t pid,
 		return NULL;
 	th->tid = tid;
 	th->pid = pid;
+	th->ptid = tid;
+	th->ppid = pid;
 	if (u32map_add(&t->threads, tid, th) < 0) {
 		free(th);
 		return NULL;
@@ -329,6 +333,13 @@ int threads_fork(struct threads *t, uint32_t pid, uint32_t ppid,
 	const char *comm = parent ? parent->comm : NULL;
 	struct thread *th = u32map_get(&t->threads, tid);
 
+	if (!comm) {
+		/* a thread never named (started before the recording, its
+		 * process synthesized from /proc): the process's name */
+		parent = u32map_get(&t->threads, ppid);
+		comm = parent ? parent->comm : NULL;
+	}
+
 	/*
 	 * A live thread of this pid that already has a name saw its COMM
 	 * before this FORK: records merged out of order.  The later name
@@ -360,6 +371,8 @@ int threads_fork(struct threads *t, uint32_t pid, uint32_t ppid,
 	if (!th)
 		return -ENOMEM;
 	th->comm = comm;
+	th->ptid = ptid;
+	th->ppid = ppid;
 	th->dead = false;
 	return 0;
 }
@@ -487,6 +500,18 @@ const struct threads_map *threads_maps(struct threads *t, uint32_t pid,
 const char *threads_comm(struct threads *t, uint32_t tid)
 {
 	const struct thread *th = u32map_get(&t->threads, tid);
+	const struct thread *up;
 
-	return th ? th->comm : NULL;
+	if (!th || th->comm)
+		return th ? th->comm : NULL;
+	/*
+	 * Forked before its parent was named: the parent's /proc COMM can
+	 * be merged after a live FORK.  Ask the parent thread, then the
+	 * parent process, as they are named now.
+	 */
+	up = u32map_get(&t->threads, th->ptid);
+	if (up && up != th && up->comm)
+		return up->comm;
+	up = u32map_get(&t->threads, th->ppid);
+	return up && up != th ? up->comm : NULL;
 }

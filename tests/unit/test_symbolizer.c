@@ -669,6 +669,14 @@ static void test_process_state(void)
 	      0);
 	CHECK(sym.name == NULL && sym.dso == NULL);
 	check_sym(s, 100, a, "fx_alpha", 0);
+	/* forked by a thread never named: the process's name */
+	task(s, PERF_RECORD_FORK, 104, 100, 104, 177);
+	CHECK_STR(symbolizer_comm(s, 104), "parent");
+	/* forked before its parent was named: named as the parent is now */
+	task(s, PERF_RECORD_FORK, 106, 105, 106, 105);
+	CHECK_STR(symbolizer_comm(s, 106), "[unknown]");
+	comm(s, 105, 105, "late", false);
+	CHECK_STR(symbolizer_comm(s, 106), "late");
 	/* a FORK merged after the child's own COMM keeps the newer name */
 	comm(s, 103, 103, "renamed", false);
 	task(s, PERF_RECORD_FORK, 103, 100, 103, 100);
