@@ -23,6 +23,9 @@
 #define CR_CHUNK (256u << 10)     /* bytes asked of the source at once */
 #define CR_BATCH 4096             /* records per released batch */
 #define CR_MIN_BLOCK_LEN 112      /* the smallest possible block */
+/* records held for ordering; past this (a file whose horizons do not
+ * move) the oldest go out anyway, so memory stays bounded */
+#define CR_MERGE_MAX ((size_t)256 << 20)
 
 /* A block the window read will visit. */
 struct cr_entry {
@@ -647,7 +650,8 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 	int ret;
 
 	for (;;) {
-		merge_pop(r->merge, r->horizon, CR_BATCH, out);
+		merge_pop(r->merge, merge_bytes(r->merge) > CR_MERGE_MAX ?
+			  UINT64_MAX : r->horizon, CR_BATCH, out);
 		if (out->nr)
 			return 0;
 		if (r->pool && cb_pool_pending(r->pool) &&
