@@ -281,6 +281,48 @@ static void test_load_order(void)
 	conf_free(c);
 }
 
+/* Random files of the words and characters that matter: each load
+ * succeeds or names FILE:LINE (or the file) in its message. */
+static void test_random(void)
+{
+	static const char *const words[] = {
+		"source", "codec", "sink", "sinc", "x", "Y", "a-b_9", "p.so",
+		"/abs.so", "#", "k=v", " ", "\t", "\n", "\n", "\r\n", "##",
+	};
+	const size_t nr_words = sizeof(words) / sizeof(words[0]);
+	uint32_t seed = 777;
+	int round, bad = 0, ok = 0;
+	char text[512], want[300];
+
+	snprintf(want, sizeof(want), "%s/rand.conf", dir);
+	for (round = 0; round < 2000; round++) {
+		struct conf *c = conf_new();
+		size_t len = 0, n, i;
+		int ret;
+
+		seed = seed * 1103515245u + 12345u;
+		n = (seed >> 16) % 40;
+		text[0] = '\0';
+		for (i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			len += (size_t)snprintf(text + len, sizeof(text) - len,
+						"%s%s", words[(seed >> 16) %
+							       nr_words],
+						(seed >> 8) % 3 ? " " : "");
+		}
+		put("rand.conf", text);
+		err.msg[0] = '\0';
+		ret = conf_load_file(c, want, NULL, &err);
+		if (ret == 0)
+			ok++;
+		else if (ret != -EINVAL || strncmp(err.msg, want, strlen(want)))
+			bad++;
+		conf_free(c);
+	}
+	CHECK(bad == 0);
+	CHECK(ok > 0);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "%s/pipe-conf.XXXXXX",
@@ -293,6 +335,7 @@ int main(void)
 	test_relative_to_cwd();
 	test_errors();
 	test_load_order();
+	test_random();
 	{
 		char cmd[128];
 

@@ -442,6 +442,45 @@ static void test_help(void)
 	free(buf);
 }
 
+/* Random texts from the characters that matter: every parse either
+ * succeeds or fails with a message, and never touches memory it should
+ * not (the ASan build checks that). */
+static void test_random(void)
+{
+	static const char alphabet[] = "ab1k=,+\\:.-9sm";
+	const struct pipe_param *const tables[] = { zstd_params,
+						    writer_params };
+	uint32_t seed = 12345;
+	int round, bad = 0, ok = 0;
+
+	for (round = 0; round < 20000; round++) {
+		char text[24];
+		struct args *a = NULL;
+		size_t n, i;
+		int ret;
+
+		seed = seed * 1103515245u + 12345u;
+		n = (seed >> 16) % sizeof(text);
+		for (i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			text[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+		}
+		text[n] = '\0';
+		err.msg[0] = '\0';
+		ret = params_parse(&a, "codec 'zstd'", tables, 2, NULL, text,
+				   &err);
+		if (ret == 0 && a) {
+			ok++;
+		} else if (ret != -EINVAL || a || !err.msg[0]) {
+			bad++;
+			printf("  '%s': %d '%s'\n", text, ret, err.msg);
+		}
+		args_free(a);
+	}
+	CHECK(bad == 0);
+	CHECK(ok > 0);
+}
+
 int main(void)
 {
 	test_split();
@@ -453,5 +492,6 @@ int main(void)
 	test_conf_defaults();
 	test_bad_tables();
 	test_help();
+	test_random();
 	return test_result();
 }
