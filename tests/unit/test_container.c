@@ -826,7 +826,8 @@ static void test_random_damage(const struct pipe_plugin *codec)
 				/* a stretch of the file again, 8-aligned */
 				pos &= ~(size_t)7;
 				n = (x >> 16) % 9000 & ~(size_t)7;
-				if (pos + n <= t.len && t.len + n <= f.len * 2) {
+				if (pos + n <= t.len &&
+				    t.len + n <= f.len * 2) {
 					memmove(t.p + pos + n, t.p + pos,
 						t.len - pos);
 					t.len += n;
