@@ -26,7 +26,8 @@ static const char usage_text[] =
 	"       pipe plugins            list the plugins of plugins.conf\n"
 	"       pipe help NAME          parameters of plugin NAME\n"
 	"       pipe info [--json] FILE summary of a pipe file\n"
-	"       pipe verify FILE        check every block, print the digest\n"
+	"       pipe verify [--threads N] FILE\n"
+	"                               check every block, print the digest\n"
 	"\n"
 	"  pipe -s perf -c zstd:9 -k file:out.dat -- ./my-program\n"
 	"  pipe -s perf -k file:out.dat            (whole system, until Ctrl-C)\n"
@@ -198,7 +199,7 @@ static int cmd_info(const struct conf *conf, const char *path, bool json)
 	uint32_t e;
 	double secs;
 
-	if (run_scan(conf, path, false, &r, &err) < 0) {
+	if (run_scan(conf, path, false, 0, &r, &err) < 0) {
 		print_err(&err);
 		return 1;
 	}
@@ -258,13 +259,14 @@ static int cmd_info(const struct conf *conf, const char *path, bool json)
 	return 0;
 }
 
-static int cmd_verify(const struct conf *conf, const char *path)
+static int cmd_verify(const struct conf *conf, const char *path,
+		      uint32_t threads)
 {
 	struct pipe_err err = { { 0 }, { 0 } };
 	struct scan_result r;
 	bool bad;
 
-	if (run_scan(conf, path, false, &r, &err) < 0) {
+	if (run_scan(conf, path, false, threads, &r, &err) < 0) {
 		print_err(&err);
 		return 1;
 	}
@@ -327,17 +329,30 @@ int main(int argc, char **argv)
 		conf_free(conf);
 		return code;
 	}
-	if (!strcmp(argv[1], "info") || !strcmp(argv[1], "verify")) {
-		bool json = argc == 4 && !strcmp(argv[2], "--json") &&
-			    !strcmp(argv[1], "info");
+	if (!strcmp(argv[1], "info")) {
+		bool json = argc == 4 && !strcmp(argv[2], "--json");
 
 		if (argc != 3 && !json)
-			usage_error("usage: pipe %s FILE", argv[1]);
+			usage_error("%s", "usage: pipe info [--json] FILE");
 		conf = load_conf();
-		if (!strcmp(argv[1], "info"))
-			code = cmd_info(conf, argv[argc - 1], json);
-		else
-			code = cmd_verify(conf, argv[2]);
+		code = cmd_info(conf, argv[argc - 1], json);
+		conf_free(conf);
+		return code;
+	}
+	if (!strcmp(argv[1], "verify")) {
+		unsigned long threads = 0;
+		char *end = NULL;
+
+		if (argc == 5 && !strcmp(argv[2], "--threads")) {
+			threads = strtoul(argv[3], &end, 10);
+			if (*end || !threads || threads > 256)
+				usage_error("bad value '%s' for --threads: expected 1 to 256",
+					    argv[3]);
+		} else if (argc != 3) {
+			usage_error("%s", "usage: pipe verify [--threads N] FILE");
+		}
+		conf = load_conf();
+		code = cmd_verify(conf, argv[argc - 1], (uint32_t)threads);
 		conf_free(conf);
 		return code;
 	}

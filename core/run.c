@@ -32,7 +32,7 @@
 
 /* Writer options every codec accepts on -c (DESIGN §0). */
 static const struct pipe_param writer_params_table[] = {
-	{ "block", PIPE_PARAM_SIZE, 0, "128K",
+	{ "block", PIPE_PARAM_SIZE, 0, "256K",
 	  "raw bytes of records per block", NULL,
 	  CONTAINER_BLOCK_MIN, CONTAINER_BLOCK_MAX },
 	{ "flush", PIPE_PARAM_DURATION, 0, "1s",
@@ -471,7 +471,8 @@ static int parse_numbers(const struct inst *src, const char *key,
 	return 0;
 }
 
-static int open_reader(struct pipeline *pl, bool strict, struct pipe_err *err)
+static int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
+		       struct pipe_err *err)
 {
 	struct inst *src = pl->src;
 	struct cr_opts ro = { 0 };
@@ -487,7 +488,8 @@ static int open_reader(struct pipeline *pl, bool strict, struct pipe_err *err)
 	ro.codec_close = reader_codec_close;
 	ro.report = reader_report;
 	ro.opaque = pl;
-	ro.threads = (uint32_t)args_int(src->ctx.args, "threads");
+	ro.threads = threads ? threads :
+		     (uint32_t)args_int(src->ctx.args, "threads");
 	ro.start_ns = (uint64_t)args_int(src->ctx.args, "start");
 	if (args_is_set(src->ctx.args, "stop"))
 		ro.stop_ns = (uint64_t)args_int(src->ctx.args, "stop");
@@ -820,7 +822,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		goto out;
 	}
 	if (pl.src->p->flags & PIPE_PLUGIN_BYTES) {
-		ret = open_reader(&pl, false, err);
+		ret = open_reader(&pl, false, 0, err);
 	} else {
 		pl.hr.meta = meta_new();
 		ret = pl.hr.meta ? pl.src->p->start(pl.src->state) : -ENOMEM;
@@ -950,7 +952,7 @@ static char *file_spec(const char *path)
 }
 
 int run_scan(const struct conf *conf, const char *path, bool strict,
-	     struct scan_result *res, struct pipe_err *err)
+	     uint32_t threads, struct scan_result *res, struct pipe_err *err)
 {
 	struct run_opts o = { .conf = conf, .quiet = true };
 	struct pipeline pl = { .o = &o, .sigfd = -1 };
@@ -973,7 +975,7 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 	free(spec);
 	if (ret < 0)
 		goto out;
-	ret = open_reader(&pl, strict, err);
+	ret = open_reader(&pl, strict, threads, err);
 	if (ret < 0)
 		goto out;
 	for (;;) {

@@ -48,9 +48,10 @@ struct scan_result {
 };
 
 /* Read `path` end to end through the file source.  strict: stop at
- * damage.  Returns 0 or negative errno with err set. */
+ * damage; threads: decoding threads, 0 for one per CPU.  Returns 0 or
+ * negative errno with err set. */
 int run_scan(const struct conf *conf, const char *path, bool strict,
-	     struct scan_result *res, struct pipe_err *err);
+	     uint32_t threads, struct scan_result *res, struct pipe_err *err);
 void scan_result_release(struct scan_result *res);
 
 #endif

@@ -40,6 +40,19 @@ report() { # build name rc output
 	fi
 }
 
+# Kill what a case left running (found by the marker in its environment);
+# prints how many there were.
+reap() { # work-dir
+	local p n=0
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = $$ ] && continue
+		if grep -qsxzF "PIPE_TEST_WORK=$1" "$p/environ"; then
+			kill -9 "${p#/proc/}" 2>/dev/null && n=$((n + 1))
+		fi
+	done
+	echo "$n"
+}
+
 run_e2e() { # build case-dir
 	local b=$1 dir=$2 name work out rc
 	name=e2e/$(basename "$dir")
@@ -47,8 +60,14 @@ run_e2e() { # build case-dir
 	t_start=$(date +%s)
 	work=$(mktemp -d "${TMPDIR:-/tmp}/pipe-test.XXXXXX")
 	out=$(cd "$work" && PIPE="$TOP/$b/pipe" BUILD="$TOP/$b" TOP="$TOP" \
-		CASE="$dir" WORK="$work" timeout 300 bash "$dir/cmd" 2>"$work/.stderr")
+		CASE="$dir" WORK="$work" PIPE_TEST_WORK="$work" \
+		timeout 300 bash "$dir/cmd" 2>"$work/.stderr")
 	rc=$?
+	left=$(reap "$work")
+	if [ "$rc" = 0 ] && [ "$left" != 0 ]; then
+		rc=1
+		out="the case left $left processes running (killed)"
+	fi
 	if [ "$rc" = 0 ] && [ -f "$dir/expected" ]; then
 		if ! diff -u "$dir/expected" <(printf '%s\n' "$out") >"$work/.diff"; then
 			rc=1; out=$(cat "$work/.diff")
