@@ -8,6 +8,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -51,6 +52,8 @@ struct dso {
 	uint32_t flags;                  /* PIPE_SYM_DELETED, _MISMATCH */
 	bool loaded;                     /* symbols looked for (once) */
 	bool debug_only;                 /* info from a debug file */
+	uint32_t map_pid;                /* first map of it: process, */
+	uint64_t map_start, map_end;     /* and range (for map_files) */
 	struct elfsyms_info info;        /* PT_LOADs of the file used */
 	struct symtab *syms;             /* NULL: none found */
 };
@@ -266,6 +269,7 @@ static void apply_mmap(struct symbolizer *s, const struct perf_event_header *h,
 		       bool v2)
 {
 	size_t name_off = v2 ? 72 : 40;
+	uint64_t start, len;
 	const uint8_t *id = NULL;
 	uint32_t pid, id_len = 0;
 	const char *name;
@@ -292,8 +296,15 @@ static void apply_mmap(struct symbolizer *s, const struct perf_event_header *h,
 	d = dso_get(s, name, id, id_len);
 	if (!d)
 		return;
-	if (threads_add_map(s->threads, pid, rd64(h, 16), rd64(h, 24),
-			    rd64(h, 32), d) == -EINVAL)
+	start = rd64(h, 16);
+	len = rd64(h, 24);
+	if (!d->map_pid && len && start + len > start) {
+		d->map_pid = pid;
+		d->map_start = start;
+		d->map_end = start + len;
+	}
+	if (threads_add_map(s->threads, pid, start, len, rd64(h, 32), d) ==
+	    -EINVAL)
 		s->nr_malformed++;
 }
 
@@ -803,11 +814,22 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 	struct symtab *syms = NULL, *dsyms = NULL;
 	char have[2 * ELFSYMS_BUILD_ID_MAX + 1];
 	char want[2 * ELFSYMS_BUILD_ID_MAX + 1];
+	char live[96];
+	const char *path = d->path;
 	struct pipe_err err;
 	bool have_file, mismatch = false;
 
 	d->loaded = true;
-	have_file = elfsyms_read(d->path, ELFSYMS_SYMTAB, &info, &syms,
+	/*
+	 * A deleted file is still readable through the mapping of a process
+	 * that lives on (a live report): /proc/PID/map_files/START-END.
+	 */
+	snprintf(live, sizeof(live), "/proc/%" PRIu32 "/map_files/%" PRIx64
+		 "-%" PRIx64, d->map_pid, d->map_start, d->map_end);
+	if ((d->flags & PIPE_SYM_DELETED) && d->map_pid &&
+	    access(d->path, R_OK) != 0 && access(live, R_OK) == 0)
+		path = live;
+	have_file = elfsyms_read(path, ELFSYMS_SYMTAB, &info, &syms,
 				 &err) == 0;
 	if (have_file && d->build_id_len && info.build_id_len &&
 	    !same_id(d->build_id, d->build_id_len, info.build_id,
@@ -822,10 +844,11 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 					info.debuglink, &dinfo, &dsyms))
 			syms = dsyms;
 		else if (!syms)
-			elfsyms_read(d->path, ELFSYMS_DYNSYM, &info, &syms,
+			elfsyms_read(path, ELFSYMS_DYNSYM, &info, &syms,
 				     &err);
 		d->syms = syms;
-		if ((d->flags & PIPE_SYM_DELETED) && !d->build_id_len)
+		if ((d->flags & PIPE_SYM_DELETED) && !d->build_id_len &&
+		    path == d->path)
 			sym_warn(s, "'%s' was deleted and no build-id was "
 				 "recorded: using '%s' unverified", d->name,
 				 d->path);
@@ -857,7 +880,7 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 	d->flags |= PIPE_SYM_BUILDID_MISMATCH;
 	d->info = info;
 	if (!syms)
-		elfsyms_read(d->path, ELFSYMS_ANY, &info, &syms, &err);
+		elfsyms_read(path, ELFSYMS_ANY, &info, &syms, &err);
 	d->syms = syms;
 }
 
