@@ -295,7 +295,7 @@ static void test_random(void)
 	char text[512], want[300];
 
 	snprintf(want, sizeof(want), "%s/rand.conf", dir);
-	for (round = 0; round < 2000; round++) {
+	for (round = 0; round < 500; round++) {
 		struct conf *c = conf_new();
 		size_t len = 0, n, i;
 		int ret;
