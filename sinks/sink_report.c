@@ -998,25 +998,29 @@ static int node_cmp(const void *a, const void *b, void *arg)
 static void print_tree(struct report *r, uint32_t at, const char *prefix,
 		       uint64_t total)
 {
-	const struct node *n = vec_at(&r->nodes, at);
-	uint32_t kids[64], nr = 0, i, c;
+	/* at most 200 children can each hold GRAPH_MIN_PERCENT */
+	uint32_t kids[256], nr, i, c;
 	char name[1024], sub[4096];
 
-	for (c = n->child; c != NONE && nr < 64;) {
-		const struct node *k = vec_at(&r->nodes, c);
+	for (;;) {
+		const struct node *n = vec_at(&r->nodes, at);
+		const struct node *k;
 
-		if (pct(k->period, total) >= GRAPH_MIN_PERCENT)
-			kids[nr++] = c;
-		c = k->sibling;
-	}
-	qsort_r(kids, nr, sizeof(kids[0]), node_cmp, r);
-	if (nr == 1 && ((const struct node *)vec_at(&r->nodes, kids[0]))
-				       ->period == n->period) {
-		sym_text(r, ((const struct node *)vec_at(&r->nodes, kids[0]))
-				    ->sym, name, sizeof(name), false);
+		nr = 0;
+		for (c = n->child; c != NONE && nr < 256;) {
+			k = vec_at(&r->nodes, c);
+			if (pct(k->period, total) >= GRAPH_MIN_PERCENT)
+				kids[nr++] = c;
+			c = k->sibling;
+		}
+		qsort_r(kids, nr, sizeof(kids[0]), node_cmp, r);
+		k = nr ? vec_at(&r->nodes, kids[0]) : NULL;
+		if (nr != 1 || k->period != n->period)
+			break;
+		/* a lone child carrying everything continues the line */
+		sym_text(r, k->sym, name, sizeof(name), false);
 		fprintf(r->out, "%s%s\n", prefix, name);
-		print_tree(r, kids[0], prefix, total);
-		return;
+		at = kids[0];
 	}
 	for (i = 0; i < nr; i++) {
 		const struct node *k = vec_at(&r->nodes, kids[i]);
