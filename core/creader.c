@@ -410,7 +410,7 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 	ret = cr_drain(r, err);
 	if (ret < 0)
 		return ret;
-	/* decoded like a block of one 8-byte-free record walk: no walk */
+	/* the dictionary itself is compressed without one */
 	d.dict = 0;
 	j->b = d;
 	j->payload = payload;
@@ -1193,6 +1193,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	r->ctx.nr_dec = threads;
 	r->ctx.codec_open = opts->codec_open;
 	r->ctx.codec_close = opts->codec_close;
+	r->ctx.codec_error = opts->codec_error;
 	r->ctx.opaque = opts->opaque;
 	r->ctx.pids = opts->pids;
 	r->ctx.nr_pids = opts->nr_pids;
