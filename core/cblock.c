@@ -231,9 +231,15 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 		ret = c->p[dec]->decompress(c->state[dec], b->dict, j->payload,
 					    b->stored, j->coded, b->coded);
 		if (ret < 0) {
-			snprintf(j->why, sizeof(j->why),
-				 "codec '%s' cannot decode it: %s",
-				 c->p[dec]->name, strerror(-ret));
+			const char *msg = ctx->codec_error ?
+				ctx->codec_error(ctx->opaque, c->state[dec]) : NULL;
+
+			if (msg && msg[0])
+				snprintf(j->why, sizeof(j->why), "%s", msg);
+			else
+				snprintf(j->why, sizeof(j->why),
+					 "codec '%s' cannot decode it: %s",
+					 c->p[dec]->name, strerror(-ret));
 			return -EINVAL;
 		}
 		coded = j->coded;

@@ -50,6 +50,7 @@ struct cb_ctx {
 	uint32_t nr_dicts;
 	container_codec_open_fn codec_open;
 	container_codec_close_fn codec_close;
+	container_codec_error_fn codec_error; /* may be NULL */
 	void *opaque;
 	/* pids: CPU-stream records of other processes are dropped */
 	const uint32_t *pids;

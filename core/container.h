@@ -77,6 +77,9 @@ typedef int (*container_codec_open_fn)(void *opaque, uint32_t codec_id,
 typedef void (*container_codec_close_fn)(void *opaque,
 					 const struct pipe_plugin *p,
 					 void *state);
+/* The message a codec instance gave for its last failure (borrowed), or
+ * NULL; the reader calls it from the thread that owns the instance. */
+typedef const char *(*container_codec_error_fn)(void *opaque, void *state);
 /* One line of damage report ("damaged block ..."), without "pipe: ". */
 typedef void (*container_report_fn)(void *opaque, const char *line);
 
@@ -96,6 +99,7 @@ struct cr_opts {
 	uint32_t nr_cpus;
 	const uint32_t *pids;
 	uint32_t nr_pids;
+	container_codec_error_fn codec_error; /* may be NULL */
 };
 
 struct cr_stats {

@@ -310,6 +310,16 @@ out_free:
 	return ret;
 }
 
+bool inst_has_param(const struct inst *in, const char *name)
+{
+	const struct pipe_param *t;
+
+	for (t = in->p->params; t && t->name; t++)
+		if (!strcmp(t->name, name))
+			return true;
+	return false;
+}
+
 void inst_free(struct inst *in)
 {
 	if (!in)

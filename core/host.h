@@ -43,6 +43,7 @@ struct inst {
 	void *state;                 /* the plugin's, freed by its close */
 	struct pipe_ctx ctx;
 	bool borrowed_lp;            /* lp belongs to a cache */
+	char last_msg[512];          /* the error last handed out */
 };
 
 extern const struct pipe_host host_table;
@@ -59,6 +60,8 @@ int inst_open(struct inst **out, const struct conf *conf, uint32_t kind,
 int inst_open_loaded(struct inst **out, struct loaded *lp, const char *args,
 		     struct host_run *run, struct pipe_err *err);
 void inst_free(struct inst *in); /* closes the plugin; NULL is a no-op */
+/* Whether the plugin declares parameter `name` (its own table only). */
+bool inst_has_param(const struct inst *in, const char *name);
 /* After a plugin call failed with ret: copy its message (or a generic
  * one naming it) into err and return ret. */
 int inst_fail(struct inst *in, int ret, struct pipe_err *err);

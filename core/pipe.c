@@ -16,6 +16,7 @@
 #include "meta.h"
 #include "params.h"
 #include "run.h"
+#include "train.h"
 
 #define PIPE_VERSION "0.1.0"
 #define MAX_SINKS 32
@@ -26,6 +27,8 @@ static const char usage_text[] =
 	"       pipe plugins            list the plugins of plugins.conf\n"
 	"       pipe help NAME          parameters of plugin NAME\n"
 	"       pipe info [--json] FILE summary of a pipe file\n"
+	"       pipe train -s file:A.dat [-c zstd[:ARGS]] -o DICT [--size N] [--force]\n"
+	"                               train a shared dictionary for -c zstd:dict_file=DICT\n"
 	"       pipe verify [--threads N] FILE\n"
 	"                               check every block, print the digest\n"
 	"\n"
@@ -294,6 +297,47 @@ static const char *need_arg(int argc, char **argv, int *i)
 	return argv[++*i];
 }
 
+static int cmd_train(int argc, char **argv)
+{
+	struct train_opts o = { 0 };
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct conf *conf;
+	int i, ret;
+
+	for (i = 2; i < argc; i++) {
+		if (!strcmp(argv[i], "-s")) {
+			if (o.source)
+				usage_error("%s", "pipe train takes one -s");
+			o.source = need_arg(argc, argv, &i);
+		} else if (!strcmp(argv[i], "-c")) {
+			o.codec = need_arg(argc, argv, &i);
+		} else if (!strcmp(argv[i], "-o")) {
+			o.output = need_arg(argc, argv, &i);
+		} else if (!strcmp(argv[i], "--size")) {
+			int64_t v;
+
+			if (params_parse_size(need_arg(argc, argv, &i), &v) < 0 ||
+			    v < 256 || v > (1 << 20))
+				usage_error("bad value '%s' for --size: expected 256 to 1M",
+					    argv[i]);
+			o.dict_size = (uint32_t)v;
+		} else if (!strcmp(argv[i], "--force")) {
+			o.force = true;
+		} else {
+			usage_error("unknown option '%s' for 'pipe train'", argv[i]);
+		}
+	}
+	if (!o.source || !o.output)
+		usage_error("%s", "usage: pipe train -s file:A.dat [-c zstd[:ARGS]] -o DICT");
+	conf = load_conf();
+	o.conf = conf;
+	ret = train_run(&o, &err);
+	if (ret < 0)
+		print_err(&err);
+	conf_free(conf);
+	return ret < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *sinks[MAX_SINKS];
@@ -356,6 +400,8 @@ int main(int argc, char **argv)
 		conf_free(conf);
 		return code;
 	}
+	if (!strcmp(argv[1], "train"))
+		return cmd_train(argc, argv);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

@@ -73,6 +73,8 @@ struct pipeline {
 	struct inst **open_codecs;  /* reader codec instances */
 	uint32_t nr_open_codecs;
 	struct pipe_err derr;       /* first deferred error */
+	uint8_t *dict_data;         /* dict_file= contents, owned */
+	size_t dict_len;
 	uint32_t *win_cpus;         /* file source cpus=, owned */
 	uint32_t *win_pids;         /* file source pid=, owned */
 	/* counts for the live summary */
@@ -332,6 +334,71 @@ static const char *default_codec(const struct conf *conf)
 	return "none";
 }
 
+/* A pre-trained dictionary from dict_file=, copied into the file. */
+static int read_dict_file(struct pipeline *pl, const char *path,
+			  struct pipe_err *err)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	if (!f)
+		return pipe_err_set(err, -errno, "cannot open dictionary '%s': %s",
+				    path, strerror(errno));
+	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET) < 0) {
+		fclose(f);
+		return pipe_err_set(err, -EIO, "cannot read dictionary '%s'", path);
+	}
+	if (n < 8 || n > (long)CONTAINER_LEN_MAX) {
+		fclose(f);
+		return pipe_err_set(err, -EINVAL,
+				    "cannot use dictionary '%s': %ld bytes (8 B to 64 MiB)",
+				    path, n);
+	}
+	pl->dict_data = malloc((size_t)n);
+	if (!pl->dict_data) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	pl->dict_len = fread(pl->dict_data, 1, (size_t)n, f);
+	fclose(f);
+	if (pl->dict_len != (size_t)n)
+		return pipe_err_set(err, -EIO, "cannot read dictionary '%s'", path);
+	return 0;
+}
+
+/* dict=, dict_size=, dict_file= of codecs that take dictionaries */
+static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
+			    struct pipe_err *err)
+{
+	static const int modes[] = { CW_DICT_AUTO, CW_DICT_ON, CW_DICT_OFF };
+	const struct args *a = pl->codec->ctx.args;
+	const char *file;
+	int64_t m;
+
+	wo->dict_mode = CW_DICT_OFF;
+	if (!inst_has_param(pl->codec, "dict") || !pl->codec->p->train ||
+	    !pl->codec->p->add_dict)
+		return 0;
+	m = args_int(a, "dict"); /* index in "auto|on|off" */
+	if (m < 0 || m > 2)
+		m = 2;
+	wo->dict_mode = modes[m];
+	if (inst_has_param(pl->codec, "dict_size"))
+		wo->dict_size = (uint32_t)args_int(a, "dict_size");
+	file = inst_has_param(pl->codec, "dict_file") ?
+		args_str(a, "dict_file") : NULL;
+	if (file && wo->dict_mode != CW_DICT_OFF) {
+		int ret = read_dict_file(pl, file, err);
+
+		if (ret < 0)
+			return ret;
+		wo->dict_data = pl->dict_data;
+		wo->dict_len = pl->dict_len;
+	}
+	return 0;
+}
+
 static int open_writer(struct pipeline *pl, struct pipe_err *err)
 {
 	const char *spec = pl->o->codec ? pl->o->codec : default_codec(pl->o->conf);
@@ -350,7 +417,9 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 	wo.flush_ns = (uint64_t)args_int(pl->codec->ctx.args, "flush");
 	tr = args_int(pl->codec->ctx.args, "transform");
 	wo.transform = tr == 1 || (tr == 0 && pl->codec->p->codec_id != 0);
-	wo.dict_mode = CW_DICT_OFF;
+	ret = writer_dict_opts(pl, &wo, err);
+	if (ret < 0)
+		return ret;
 	wo.write = write_bytes;
 	wo.opaque = pl;
 	return cwriter_new(&pl->writer, &wo, pl->hr.meta, err);
@@ -420,6 +489,26 @@ static void reader_codec_close(void *opaque, const struct pipe_plugin *p,
 	}
 }
 
+/* The codec instance's own message for its last failure, then cleared. */
+static const char *reader_codec_error(void *opaque, void *state)
+{
+	struct pipeline *pl = opaque;
+	uint32_t i;
+
+	for (i = 0; i < pl->nr_open_codecs; i++) {
+		struct inst *in = pl->open_codecs[i];
+
+		if (in && in->state == state) {
+			/* copy out so the next failure can write the slot */
+			snprintf(in->last_msg, sizeof(in->last_msg), "%s",
+				 in->ctx.err.msg);
+			pipe_err_clear(&in->ctx.err);
+			return in->last_msg;
+		}
+	}
+	return NULL;
+}
+
 static void reader_report(void *opaque, const char *line)
 {
 	(void)opaque;
@@ -486,6 +575,7 @@ static int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
 			       args_int(src->ctx.args, "strict"));
 	ro.codec_open = reader_codec_open;
 	ro.codec_close = reader_codec_close;
+	ro.codec_error = reader_codec_error;
 	ro.report = reader_report;
 	ro.opaque = pl;
 	ro.threads = threads ? threads :
@@ -762,6 +852,7 @@ static void pipeline_free(struct pipeline *pl)
 	inst_free(pl->src);
 	free(pl->win_cpus);
 	free(pl->win_pids);
+	free(pl->dict_data);
 	if (pl->sigfd >= 0)
 		close(pl->sigfd);
 }
@@ -951,30 +1042,32 @@ static char *file_spec(const char *path)
 	return s;
 }
 
-int run_scan(const struct conf *conf, const char *path, bool strict,
-	     uint32_t threads, struct scan_result *res, struct pipe_err *err)
+int run_read(const struct conf *conf, const char *spec, bool strict,
+	     uint32_t threads, run_batch_fn fn, void *opaque,
+	     struct scan_result *res, struct pipe_err *err)
 {
 	struct run_opts o = { .conf = conf, .quiet = true };
 	struct pipeline pl = { .o = &o, .sigfd = -1 };
-	struct digest d = { 0 };
-	uint64_t last_time = 0, size = 0;
 	struct pipe_batch b;
-	char *spec;
-	size_t i;
+	uint64_t size = 0;
+	uint8_t *buf;
+	size_t len;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
 	pl.hr.command_status = -1;
 	pl.hr.tty = isatty(STDERR_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pl.t0);
-	spec = file_spec(path);
-	if (!spec)
-		return -ENOMEM;
 	ret = inst_open(&pl.src, conf, PIPE_KIND_SOURCE, spec, NULL, &pl.hr,
 			err);
-	free(spec);
 	if (ret < 0)
 		goto out;
+	if (!(pl.src->p->flags & PIPE_PLUGIN_BYTES)) {
+		ret = pipe_err_set(err, -EINVAL, "%s does not read pipe files",
+				   pl.src->ctx.what);
+		pipe_err_hint(err, "use -s file:FILE");
+		goto out;
+	}
 	ret = open_reader(&pl, strict, threads, err);
 	if (ret < 0)
 		goto out;
@@ -984,43 +1077,72 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 			ret = 0;
 			break;
 		}
+		if (ret == 0)
+			ret = fn(opaque, creader_meta(pl.reader), &b, err);
 		if (ret < 0)
 			goto out;
-		for (i = 0; i < b.nr; i++) {
-			XXH3_state_t *st = digest_stream(&d, b.recs[i].stream);
-
-			if (!st) {
-				ret = -ENOMEM;
-				goto out;
-			}
-			XXH3_64bits_update(st, b.recs[i].hdr, b.recs[i].hdr->size);
-			if (b.recs[i].time < last_time)
-				res->out_of_order++;
-			else
-				last_time = b.recs[i].time;
-		}
 		status_update(&pl);
 	}
 	status_clear(&pl);
 	creader_stats(pl.reader, &res->st);
-	snprintf(res->digest, sizeof(res->digest), "%016llx",
-		 (unsigned long long)digest_final(&d));
 	if (pl.src->p->byte_size(pl.src->state, &size) == 0)
 		res->file_size = size;
-	{
-		uint8_t *buf;
-		size_t len;
-
-		ret = meta_encode(creader_meta(pl.reader), &buf, &len, err);
-		if (ret == 0) {
-			ret = meta_decode(&res->meta, buf, len, path, err);
-			free(buf);
-		}
+	ret = meta_encode(creader_meta(pl.reader), &buf, &len, err);
+	if (ret == 0) {
+		ret = meta_decode(&res->meta, buf, len, spec, err);
+		free(buf);
 	}
 out:
-	digest_release(&d);
 	pl.hr.meta = NULL;
 	pipeline_free(&pl);
+	return ret;
+}
+
+struct scan_state {
+	struct digest d;
+	uint64_t last_time;
+	uint64_t out_of_order;
+};
+
+static int scan_batch(void *opaque, const struct meta *m,
+		      const struct pipe_batch *b, struct pipe_err *err)
+{
+	struct scan_state *ss = opaque;
+	size_t i;
+
+	(void)m;
+	(void)err;
+	for (i = 0; i < b->nr; i++) {
+		XXH3_state_t *st = digest_stream(&ss->d, b->recs[i].stream);
+
+		if (!st)
+			return -ENOMEM;
+		XXH3_64bits_update(st, b->recs[i].hdr, b->recs[i].hdr->size);
+		if (b->recs[i].time < ss->last_time)
+			ss->out_of_order++;
+		else
+			ss->last_time = b->recs[i].time;
+	}
+	return 0;
+}
+
+int run_scan(const struct conf *conf, const char *path, bool strict,
+	     uint32_t threads, struct scan_result *res, struct pipe_err *err)
+{
+	struct scan_state ss = { { 0 }, 0, 0 };
+	char *spec = file_spec(path);
+	int ret;
+
+	if (!spec)
+		return -ENOMEM;
+	ret = run_read(conf, spec, strict, threads, scan_batch, &ss, res, err);
+	free(spec);
+	if (ret == 0) {
+		res->out_of_order = ss.out_of_order;
+		snprintf(res->digest, sizeof(res->digest), "%016llx",
+			 (unsigned long long)digest_final(&ss.d));
+	}
+	digest_release(&ss.d);
 	return ret;
 }
 

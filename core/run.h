@@ -54,4 +54,13 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 	     uint32_t threads, struct scan_result *res, struct pipe_err *err);
 void scan_result_release(struct scan_result *res);
 
+/* Called with each time-ordered batch of a pipe file (views borrowed). */
+typedef int (*run_batch_fn)(void *opaque, const struct meta *m,
+			    const struct pipe_batch *b, struct pipe_err *err);
+/* Read the pipe file of byte source `spec` ("file:x.dat,start=1s")
+ * through fn; res gets the stats and a copy of the metadata. */
+int run_read(const struct conf *conf, const char *spec, bool strict,
+	     uint32_t threads, run_batch_fn fn, void *opaque,
+	     struct scan_result *res, struct pipe_err *err);
+
 #endif

@@ -1,0 +1,259 @@
+/*
+ * train.c - `pipe train`: cut earlier recordings into blocks as the
+ * writer would, transform them, and train the codec's dictionary on the
+ * result (see train.h).  The writer trains on the same bytes, so a
+ * dictionary made here fits `-c zstd:dict_file=FILE`.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "err.h"
+#include "host.h"
+#include "meta.h"
+#include "params.h"
+#include "run.h"
+#include "train.h"
+#include "transform.h"
+
+#define TRAIN_PIECE (8u << 10)       /* training sample size */
+#define TRAIN_FACTOR 100             /* bytes of samples per dict byte */
+#define TRAIN_MAX (64u << 20)        /* most sample bytes kept */
+#define TRAIN_STREAMS 4097
+
+struct tstream {
+	uint32_t stream;   /* stream id */
+	uint8_t *buf;      /* raw records of the open block, owned */
+	size_t len;
+};
+
+struct trainer {
+	struct transform *tf;     /* owned, made with the first batch */
+	struct tstream *s;        /* owned */
+	uint32_t nr;
+	size_t block;             /* raw bytes per block */
+	uint8_t *samples;         /* training pieces, back to back */
+	size_t len, cap;
+	size_t *sizes;            /* size of each piece */
+	uint32_t nr_sizes, sizes_cap;
+	uint64_t blocks;
+};
+
+static struct tstream *tstream_of(struct trainer *t, uint32_t stream)
+{
+	struct tstream *s;
+	uint32_t i;
+
+	for (i = 0; i < t->nr; i++)
+		if (t->s[i].stream == stream)
+			return &t->s[i];
+	if (t->nr >= TRAIN_STREAMS)
+		return NULL;
+	s = realloc(t->s, (t->nr + 1) * sizeof(*s));
+	if (!s)
+		return NULL;
+	t->s = s;
+	s = &t->s[t->nr];
+	s->stream = stream;
+	s->len = 0;
+	s->buf = malloc(t->block);
+	if (!s->buf)
+		return NULL;
+	t->nr++;
+	return s;
+}
+
+static int add_piece(struct trainer *t, const uint8_t *p, size_t n)
+{
+	if (t->nr_sizes == t->sizes_cap) {
+		uint32_t cap = t->sizes_cap ? t->sizes_cap * 2 : 256;
+		size_t *sz = realloc(t->sizes, cap * sizeof(*sz));
+
+		if (!sz)
+			return -ENOMEM;
+		t->sizes = sz;
+		t->sizes_cap = cap;
+	}
+	memcpy(t->samples + t->len, p, n);
+	t->len += n;
+	t->sizes[t->nr_sizes++] = n;
+	return 0;
+}
+
+/* Transform one block as the writer does and keep it in pieces. */
+static int close_block(struct trainer *t, struct tstream *s)
+{
+	const void *out = s->buf;
+	size_t n = s->len, off;
+	int ret;
+
+	if (!s->len)
+		return 0;
+	if (transform_encode(t->tf, s->buf, s->len, &out, &n) < 0) {
+		out = s->buf; /* the writer stores such blocks as they are */
+		n = s->len;
+	}
+	for (off = 0; off < n && t->len < t->cap; off += TRAIN_PIECE) {
+		size_t k = n - off < TRAIN_PIECE ? n - off : TRAIN_PIECE;
+
+		if (k > t->cap - t->len)
+			k = t->cap - t->len;
+		ret = add_piece(t, (const uint8_t *)out + off, k);
+		if (ret < 0)
+			return ret;
+	}
+	s->len = 0;
+	t->blocks++;
+	return 0;
+}
+
+static int train_batch(void *opaque, const struct meta *m,
+		       const struct pipe_batch *b, struct pipe_err *err)
+{
+	struct trainer *t = opaque;
+	size_t i;
+	int ret;
+
+	if (!t->tf) {
+		ret = transform_new(&t->tf, m, err);
+		if (ret < 0)
+			return ret;
+	}
+	for (i = 0; i < b->nr && t->len < t->cap; i++) {
+		const struct pipe_record *r = &b->recs[i];
+		struct tstream *s = tstream_of(t, r->stream);
+
+		if (!s)
+			return -ENOMEM;
+		if (s->len + r->hdr->size > t->block) {
+			ret = close_block(t, s);
+			if (ret < 0)
+				return ret;
+		}
+		memcpy(s->buf + s->len, r->hdr, r->hdr->size);
+		s->len += r->hdr->size;
+	}
+	return 0;
+}
+
+static int write_dict(const struct train_opts *o, const void *dict,
+		      size_t len, struct pipe_err *err)
+{
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
+		    (o->force ? O_TRUNC : O_EXCL);
+	int fd = open(o->output, flags, 0644);
+	const uint8_t *p = dict;
+
+	if (fd < 0 && errno == EEXIST) {
+		pipe_err_set(err, -EEXIST, "output '%s' already exists", o->output);
+		pipe_err_hint(err, "add --force to overwrite it");
+		return -EEXIST;
+	}
+	if (fd < 0)
+		return pipe_err_set(err, -errno, "cannot create '%s': %s",
+				    o->output, strerror(errno));
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			unlink(o->output);
+			return pipe_err_set(err, -e, "cannot write '%s': %s",
+					    o->output, strerror(e));
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return close(fd) < 0 ? pipe_err_set(err, -errno, "cannot write '%s': %s",
+					    o->output, strerror(errno)) : 0;
+}
+
+static void trainer_release(struct trainer *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->nr; i++)
+		free(t->s[i].buf);
+	free(t->s);
+	free(t->samples);
+	free(t->sizes);
+	transform_free(t->tf);
+}
+
+int train_run(const struct train_opts *o, struct pipe_err *err)
+{
+	struct host_run hr = { .command_status = -1, .quiet = true };
+	struct trainer t = { 0 };
+	struct scan_result res = { 0 };
+	struct inst *codec = NULL;
+	uint8_t *dict = NULL;
+	size_t dict_len = 0;
+	uint32_t size, i;
+	int ret;
+
+	ret = inst_open(&codec, o->conf, PIPE_KIND_CODEC,
+			o->codec ? o->codec : "zstd", run_writer_params(), &hr,
+			err);
+	if (ret < 0)
+		return ret;
+	if (!codec->p->train || !inst_has_param(codec, "dict_size")) {
+		ret = pipe_err_set(err, -EINVAL,
+				   "%s does not train dictionaries", codec->ctx.what);
+		pipe_err_hint(err, "use -c zstd");
+		goto out;
+	}
+	size = o->dict_size ? o->dict_size :
+		(uint32_t)args_int(codec->ctx.args, "dict_size");
+	t.block = (size_t)args_int(codec->ctx.args, "block");
+	t.cap = (size_t)size * TRAIN_FACTOR;
+	if (t.cap > TRAIN_MAX)
+		t.cap = TRAIN_MAX;
+	t.samples = malloc(t.cap);
+	dict = malloc(size);
+	if (!t.samples || !dict) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = run_read(o->conf, o->source, false, 0, train_batch, &t, &res,
+		       err);
+	/* the reader's metadata is gone: the open blocks use the copy */
+	transform_free(t.tf);
+	t.tf = NULL;
+	if (ret == 0)
+		ret = transform_new(&t.tf, res.meta, err);
+	for (i = 0; ret == 0 && i < t.nr && t.len < t.cap; i++)
+		ret = close_block(&t, &t.s[i]);
+	if (ret < 0)
+		goto out;
+	if (t.nr_sizes < 8) {
+		ret = pipe_err_set(err, -EINVAL,
+				   "too little data in '%s' to train a dictionary (%zu bytes)",
+				   o->source, t.len);
+		pipe_err_hint(err, "train on longer recordings, or with a smaller block=");
+		goto out;
+	}
+	ret = codec->p->train(codec->state, t.samples, t.sizes, t.nr_sizes,
+			      dict, size, &dict_len);
+	if (ret < 0) {
+		ret = inst_fail(codec, ret, err);
+		goto out;
+	}
+	ret = write_dict(o, dict, dict_len, err);
+	if (ret == 0)
+		fprintf(stderr, "pipe: trained a %zu-byte dictionary on %.1f MB "
+			"of %llu blocks into '%s'\n", dict_len,
+			(double)t.len / 1e6, (unsigned long long)t.blocks,
+			o->output);
+out:
+	scan_result_release(&res);
+	trainer_release(&t);
+	free(dict);
+	inst_free(codec);
+	return ret;
+}
