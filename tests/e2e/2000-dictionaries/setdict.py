@@ -2,7 +2,8 @@
 """setdict.py IN OUT N ID - copy a pipe file with the dict id of its N-th
 DATA block that uses a dictionary set to ID (0: no dictionary), the header
 checksum made valid again (docs/format.md, "Block header").
-setdict.py IN - print how many DATA blocks use a dictionary, of how many."""
+setdict.py IN - print how many DATA blocks after the first DICT block use
+a dictionary, and how many DATA blocks follow it."""
 import ctypes
 import ctypes.util
 import struct
@@ -16,6 +17,7 @@ d = bytearray(open(sys.argv[1], "rb").read())
 count = len(sys.argv) == 2
 n, new = (-1, 0) if count else (int(sys.argv[3]), int(sys.argv[4]))
 data = used = 0
+after_dict = False
 salt = struct.unpack_from("<Q", d, 32)[0]
 off, seen = struct.unpack_from("<H", d, 10)[0], 0
 while off + 96 <= len(d):
@@ -24,7 +26,8 @@ while off + 96 <= len(d):
         sys.exit("no block at %d" % off)
     stored, dict_id = struct.unpack_from("<I", d, off + 32)[0], \
         struct.unpack_from("<I", d, off + 20)[0]
-    data += typ == 2
+    after_dict = after_dict or typ == 3
+    data += typ == 2 and after_dict
     used += typ == 2 and dict_id != 0
     if typ == 2 and dict_id and not count:
         if seen == n:
