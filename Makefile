@@ -25,8 +25,10 @@ CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
 PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -fPIC -fvisibility=hidden
 
 HASH := \#
-have = $(shell printf '$(HASH)include <$(1)>\nint main(void){return 0;}\n' | \
-	$(CC) -x c - -o /dev/null $(2) >/dev/null 2>&1 && echo y)
+# a library is there when its header is (Debian's -dev packages ship both);
+# only the preprocessor runs, so parallel makes never race on an output
+have = $(shell printf '$(HASH)include <$(1)>\n' | \
+	$(CC) -E -x c - >/dev/null 2>&1 && echo y)
 
 # ---- core: build/pipe ------------------------------------------------------
 CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c))

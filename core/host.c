@@ -15,24 +15,42 @@
 #include "params.h"
 #include "symbolizer.h"
 
+/*
+ * A plugin asking for a parameter its table does not declare is the
+ * plugin's bug, not ours: say so once per call and answer "unset" rather
+ * than trip the core's assertion.
+ */
+static bool arg_known(struct pipe_ctx *ctx, const char *name)
+{
+	if (args_has(ctx->args, name))
+		return true;
+	fprintf(stderr, "pipe: warning: %s asked for parameter '%s', which "
+		"it does not declare\n", ctx->what, name);
+	return false;
+}
+
 static const char *h_arg_str(struct pipe_ctx *ctx, const char *name)
 {
-	return args_str(ctx->args, name);
+	return arg_known(ctx, name) ? args_str(ctx->args, name) : NULL;
 }
 
 static int64_t h_arg_int(struct pipe_ctx *ctx, const char *name)
 {
-	return args_int(ctx->args, name);
+	return arg_known(ctx, name) ? args_int(ctx->args, name) : 0;
 }
 
 static bool h_arg_is_set(struct pipe_ctx *ctx, const char *name)
 {
-	return args_is_set(ctx->args, name);
+	return arg_known(ctx, name) && args_is_set(ctx->args, name);
 }
 
 static uint32_t h_arg_list(struct pipe_ctx *ctx, const char *name,
 			   const char *const **items)
 {
+	if (!arg_known(ctx, name)) {
+		*items = NULL;
+		return 0;
+	}
 	return args_list(ctx->args, name, items);
 }
 

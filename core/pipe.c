@@ -64,6 +64,22 @@ static void conf_note(const char *line)
 	fprintf(stderr, "pipe: %s\n", line);
 }
 
+static void conf_note_quiet(const char *line)
+{
+	(void)line;
+}
+
+/* -q anywhere before "--" silences notes, those of plugins.conf too */
+static bool wants_quiet(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "-q"))
+			return true;
+	return false;
+}
+
 /* plugins.conf beside the binary (in-tree build), or the installed one */
 static char *builtin_conf(void)
 {
@@ -94,12 +110,13 @@ static char *builtin_conf(void)
 	return NULL;
 }
 
-static struct conf *load_conf(void)
+static struct conf *load_conf(bool quiet)
 {
 	struct pipe_err err = { { 0 }, { 0 } };
 	struct conf *conf;
 	char *builtin = builtin_conf();
-	int ret = conf_load(&conf, builtin, conf_note, &err);
+	int ret = conf_load(&conf, builtin,
+			    quiet ? conf_note_quiet : conf_note, &err);
 
 	free(builtin);
 	if (ret < 0) {
@@ -329,7 +346,7 @@ static int cmd_train(int argc, char **argv)
 	}
 	if (!o.source || !o.output)
 		usage_error("%s", "usage: pipe train -s file:A.dat [-c zstd[:ARGS]] -o DICT");
-	conf = load_conf();
+	conf = load_conf(wants_quiet(argc, argv));
 	o.conf = conf;
 	ret = train_run(&o, &err);
 	if (ret < 0)
@@ -360,7 +377,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "plugins")) {
-		conf = load_conf();
+		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_plugins(conf);
 		conf_free(conf);
 		return code;
@@ -368,7 +385,7 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "help")) {
 		if (argc != 3)
 			usage_error("%s", "usage: pipe help NAME");
-		conf = load_conf();
+		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_help(conf, argv[2]);
 		conf_free(conf);
 		return code;
@@ -378,7 +395,7 @@ int main(int argc, char **argv)
 
 		if (argc != 3 && !json)
 			usage_error("%s", "usage: pipe info [--json] FILE");
-		conf = load_conf();
+		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_info(conf, argv[argc - 1], json);
 		conf_free(conf);
 		return code;
@@ -395,7 +412,7 @@ int main(int argc, char **argv)
 		} else if (argc != 3) {
 			usage_error("%s", "usage: pipe verify [--threads N] FILE");
 		}
-		conf = load_conf();
+		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_verify(conf, argv[argc - 1], (uint32_t)threads);
 		conf_free(conf);
 		return code;
@@ -434,7 +451,7 @@ int main(int argc, char **argv)
 		usage_error("%s", "no source: add -s SOURCE, such as -s perf");
 	if (!o.nr_sinks)
 		usage_error("%s", "no sink: add -k SINK, such as -k report");
-	conf = load_conf();
+	conf = load_conf(wants_quiet(argc, argv));
 	o.conf = conf;
 	code = run_pipeline(&o, &err);
 	if (code != 0 && err.msg[0])
