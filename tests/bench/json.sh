@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# json.sh - the json sink against perf data convert --to-json (issue 8):
+# the bundled burn workload recorded by pipe and by perf in turn, at two
+# lengths (10x the samples); time per sample from the difference of the
+# two runs (fixed cost apart), peak RSS, and bytes per sample as written
+# and minified.  CPU time, best of 5.  Needs perf_event_open and perf.
+set -u
+: "${BUILD:?}" "${TOP:?}"
+PIPE=$BUILD/pipe burn=$BUILD/tests/workloads/burn
+W=$(mktemp -d "${TMPDIR:-/tmp}/pipe-bench-json.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+cd "$W" || exit 1
+if ! "$PIPE" -q -s perf:event=cpu-clock,duration=10ms,cpus=0 -k null:print=off 2>/dev/null; then
+	echo "skipped: perf_event_open not permitted"; exit 0
+fi
+command -v perf >/dev/null || { echo "skipped: perf not installed"; exit 0; }
+for ms in 1000 10000; do
+	"$PIPE" -q -s perf:event=cpu-clock -k "file:p$ms.dat" -- "$burn" $ms 2 || exit 1
+	perf record -q -e cpu-clock -g --sample-cpu -B -N --no-bpf-event \
+		-o "raw$ms.data" -- "$burn" $ms 2 >/dev/null 2>&1 || exit 1
+	python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "raw$ms.data" "f$ms.data" >/dev/null || exit 1
+done
+python3 - "$PIPE" <<'PY'
+import json, os, resource, subprocess, sys
+pipe = sys.argv[1]
+def run(cmd, n=5):
+    best = None
+    for _ in range(n):
+        r = subprocess.run(["python3", "-c", """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+u = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(u.ru_utime + u.ru_stime, u.ru_maxrss)"""] + cmd, capture_output=True,
+            text=True, check=True)
+        cpu, rss = r.stdout.split()
+        cur = (float(cpu), int(rss))
+        best = cur if best is None or cur[0] < best[0] else best
+    return best
+def count(path):
+    d = json.load(open(path, encoding="utf-8"))
+    n = len(d["samples"])
+    mini = len(json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode())
+    return n, os.path.getsize(path), mini
+rows = {}
+cases = {
+    "perf data convert --to-json": lambda ms: ["perf", "data", "convert", "--force",
+        "-i", "f%d.data" % ms, "--to-json", "o.json"],
+    "json": lambda ms: [pipe, "-q", "-s", "file:p%d.dat" % ms, "-k", "json:o.json,force=on"],
+    "json compact=on": lambda ms: [pipe, "-q", "-s", "file:p%d.dat" % ms, "-k",
+        "json:o.json,force=on,compact=on"],
+    "json symbols=off": lambda ms: [pipe, "-q", "-s", "file:p%d.dat" % ms, "-k",
+        "json:o.json,force=on,symbols=off"],
+}
+print("%-28s %10s %12s %12s %10s %10s" % ("", "us/sample", "RSS small", "RSS 10x",
+                                           "B/sample", "minified"))
+base = None
+for name, mk in cases.items():
+    pts = []
+    for ms in (1000, 10000):
+        cpu, rss = run(mk(ms))
+        n, size, mini = count("o.json")
+        pts.append((cpu, rss, n, size, mini))
+    (c1, r1, n1, s1, m1), (c2, r2, n2, s2, m2) = pts
+    us = (c2 - c1) / (n2 - n1) * 1e6
+    base = base or us
+    print("%-28s %10.2f %10d K %10d K %10.1f %10.1f   (%.2fx)" % (
+        name, us, r1, r2, s2 / n2, m2 / n2, us / base))
+PY
