@@ -365,11 +365,23 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 		rec->hdr = h;
 		rec->stream = b->stream;
 		rec->event = PIPE_EVENT_NONE;
-		have_id = decode_sample_id(ctx->meta, rec, &sid) == 0;
-		if (have_id) {
-			rec->event = sid.event;
-			if (sid.time)
-				last = sid.time;
+		if (h->type == PERF_RECORD_SAMPLE && ctx->one_event &&
+		    !ctx->nr_pids) {
+			/* the common case needs only the time */
+			uint64_t t = decode_time(ctx->meta, h);
+
+			have_id = true;
+			sid.pid = 0;
+			rec->event = 0;
+			if (t)
+				last = t;
+		} else {
+			have_id = decode_sample_id(ctx->meta, rec, &sid) == 0;
+			if (have_id) {
+				rec->event = sid.event;
+				if (sid.time)
+					last = sid.time;
+			}
 		}
 		/* a record without a time has its predecessor's */
 		rec->time = last;

@@ -52,6 +52,7 @@ struct cb_ctx {
 	container_codec_close_fn codec_close;
 	container_codec_error_fn codec_error; /* may be NULL */
 	void *opaque;
+	bool one_event;                       /* the metadata has one event */
 	/* pids: CPU-stream records of other processes are dropped */
 	const uint32_t *pids;
 	uint32_t nr_pids;

@@ -1195,6 +1195,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	r->ctx.codec_close = opts->codec_close;
 	r->ctx.codec_error = opts->codec_error;
 	r->ctx.opaque = opts->opaque;
+	r->ctx.one_event = meta_nr_events(r->meta) == 1;
 	r->ctx.pids = opts->pids;
 	r->ctx.nr_pids = opts->nr_pids;
 	if (threads > 1) {
