@@ -118,7 +118,6 @@ struct perf_src {
 	uint32_t nr_targets;
 	pid_t *pids;            /* processes of pid= (exit tracking) */
 	uint32_t nr_pids;
-	bool pids_given;        /* pid= was given (synthesize for them) */
 	bool tids_given;        /* tid= was given (run until stopped) */
 	bool callchain;         /* PERF_SAMPLE_CALLCHAIN */
 	bool kernel;            /* samples in the kernel too */
@@ -516,7 +515,6 @@ static int parse_targets(struct perf_src *s)
 	if (!s->targets || !s->pids)
 		return -ENOMEM;
 	s->mode = PERF_MODE_ATTACH;
-	s->pids_given = np > 0;
 	s->tids_given = nt > 0;
 	for (i = 0; i < np; i++) {
 		if (parse_u32(pids[i], &v) < 0 || v == 0 || v > INT_MAX) {
@@ -1314,6 +1312,41 @@ static int synth_process(struct perf_src *s, uint32_t pid)
 	return ret;
 }
 
+/* The process (thread group) of a thread, from /proc/TID/status. */
+static uint32_t read_tgid(uint32_t tid)
+{
+	char path[64], buf[4096];
+	const char *p;
+
+	snprintf(path, sizeof(path), "/proc/%u/status", tid);
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return tid;
+	p = strstr(buf, "\nTgid:");
+	return p ? (uint32_t)strtoul(p + 6, NULL, 10) : tid;
+}
+
+/* Every process that an attached thread belongs to, once. */
+static int synth_attached(struct perf_src *s)
+{
+	uint32_t *done, nr = 0, i, j, tgid;
+	int ret = 0;
+
+	done = malloc(s->nr_targets * sizeof(*done));
+	if (!done)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_targets && ret >= 0; i++) {
+		tgid = read_tgid((uint32_t)s->targets[i]);
+		for (j = 0; j < nr && done[j] != tgid; j++)
+			;
+		if (j < nr)
+			continue;
+		done[nr++] = tgid;
+		ret = synth_process(s, tgid);
+	}
+	free(done);
+	return ret;
+}
+
 static int synth_tasks(struct perf_src *s)
 {
 	struct dirent *de;
@@ -1325,11 +1358,7 @@ static int synth_tasks(struct perf_src *s)
 	if (s->mode == PERF_MODE_COMMAND)
 		return 0; /* the kernel reports the exec itself */
 	if (s->mode == PERF_MODE_ATTACH) {
-		for (i = 0; i < s->nr_pids && ret >= 0; i++)
-			ret = synth_process(s, (uint32_t)s->pids[i]);
-		for (i = 0; !s->pids_given && i < s->nr_targets &&
-			    ret >= 0; i++)
-			ret = synth_process(s, (uint32_t)s->targets[i]);
+		ret = synth_attached(s);
 	} else {
 		d = opendir("/proc");
 		if (!d) {
