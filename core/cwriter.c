@@ -38,8 +38,6 @@
 
 /* record-time lag of a pending stream when flush_ns is 0 */
 #define CW_LAG_DEFAULT UINT64_C(1000000000)
-/* the largest record: perf_event_header.size is a u16 */
-#define CW_RECORD_MAX 65536
 
 struct cw_stream {
 	uint32_t id;            /* stream id */
