@@ -651,6 +651,51 @@ static void splice_block(struct mem *f, uint32_t type, struct mem *out)
 	free(l);
 }
 
+/* A block whose header is good but claims lengths past the limit is never
+ * allocated for: it counts as a bad header and the read goes on. */
+static void test_huge_lengths(void)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct mem f = { 0 }, t = { 0 };
+	struct pipe_err err;
+	struct fmt_block b = { 0 };
+	struct result res;
+	struct gen g;
+	uint8_t blk[FMT_BLOCK_HDR_SIZE + 8 + 16];
+	uint64_t salt, at;
+
+	gen_records(&g, 500, 15);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, NULL) == 0);
+	get_layout(&f, l);
+	salt = fmt_get64(f.p + FMT_FH_FILE_ID);
+	at = l->off[2];
+	b.hdr_size = FMT_BLOCK_HDR_SIZE;
+	b.type = FMT_DATA;
+	b.records = 1000000;
+	b.stored = 8;
+	b.raw = CONTAINER_LEN_MAX + 8;
+	b.coded = b.raw;
+	b.payload_sum = fmt_checksum("ABCDEFGH", 8, salt);
+	fmt_block_encode(&b, salt, blk);
+	memcpy(blk + FMT_BLOCK_HDR_SIZE, "ABCDEFGH", 8);
+	fmt_put64(blk + FMT_BLOCK_HDR_SIZE + 8, sizeof(blk));
+	fmt_put64(blk + FMT_BLOCK_HDR_SIZE + 16, salt);
+	mem_write(&t, f.p, at, &err);
+	mem_write(&t, blk, sizeof(blk), &err);
+	mem_write(&t, f.p + at, f.len - at, &err);
+	read_file(&t, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr);
+	CHECK(res.reports == 1);
+	CHECK(strstr(res.first_report, "bad block header") != NULL);
+	gen_free(&g);
+	free(f.p);
+	free(t.p);
+	free(l);
+	meta_free(meta);
+}
+
 static void test_block_types(void)
 {
 	struct meta *meta = make_meta();
@@ -1238,6 +1283,7 @@ int main(void)
 	use_transform = false;
 	test_bad_files();
 	test_block_types();
+	test_huge_lengths();
 	test_flush_tick_and_index();
 	test_many_indexes();
 	test_damage_line_and_strict();
