@@ -4,8 +4,9 @@
 # by pipe (-s perf:freq=F -k file:p.dat) and by perf (perf record -B -g
 # -F F), at about 50k and 500k samples (BENCH_FREQ, default 10000 Hz;
 # BENCH_SMALL/BENCH_LARGE workload CPU seconds, default 4.25 and 42.5).
-# Then, RUNS times each (default 3), medians of CPU time (user+sys) and
-# peak RSS of:
+# Then, RUNS times each (default 5), the least CPU time (user+sys; the
+# least is the figure other load on the machine disturbs least) and the
+# median peak RSS of:
 #   flat:  pipe -s file:p.dat -k report
 #          perf report --stdio --no-children -g none -i f.perf
 #   graph: pipe -s file:p.dat -k report:children=on,graph=caller
@@ -21,7 +22,7 @@ PIPE=$BUILD/pipe
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 FX=$BUILD/tests/fixtures
 W=$FX/split_main
-RUNS=${BENCH_RUNS:-3}
+RUNS=${BENCH_RUNS:-5}
 FREQ=${BENCH_FREQ:-10000}
 SMALL=${BENCH_SMALL:-4.25}
 LARGE=${BENCH_LARGE:-42.5}
@@ -30,6 +31,7 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "report.sh: $*" >&2; exit 1; }
 calc() { awk "BEGIN { printf \"%.4f\\n\", $* }"; }
 med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+least() { sort -g | head -n 1; }
 
 mkdir -p "$FX" "$BUILD/bench"
 make -s -C "$TOP/tests/fixtures" OUT="$FX" >/dev/null || fail "cannot build fixtures"
@@ -47,12 +49,12 @@ if r.returncode:
 print("%.4f %d" % (u.ru_utime + u.ru_stime, u.ru_maxrss))
 PY
 }
-# medians TAG CMD...: RUNS runs; prints "cpu rss"
+# medians CMD...: RUNS runs; prints "least-cpu median-rss"
 medians() {
 	local i out=$dir/m.txt
 	: > "$out"
 	for i in $(seq "$RUNS"); do measure "$@" >> "$out" || fail "$*"; done
-	echo "$(awk '{print $1}' "$out" | med) $(awk '{print $2}' "$out" | med)"
+	echo "$(awk '{print $1}' "$out" | least) $(awk '{print $2}' "$out" | med)"
 }
 
 declare -A n cpu rss
