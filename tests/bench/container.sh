@@ -4,7 +4,7 @@
 #   B: synth -> file (codec none, tmpfs)  (A + block builder + writer)
 #   C: file -> null                       (reader + merge + bus)
 # write cost = (B - A) / records, read cost = C / records, both in ns.
-# Medians of 5 runs.  Target (issue 3): under 50 ns per record.
+# CPU time (user+sys), medians of 5 runs.  Target (issue 3): under 50 ns per record.
 set -u
 PIPE=$BUILD/pipe
 N=${BENCH_RECORDS:-2000000}
@@ -12,7 +12,13 @@ dir=$(mktemp -d /dev/shm/pipe-bench.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 calc() { awk "BEGIN { printf \"%.6f\\n\", $* }"; }
-t() { local s e; s=$(date +%s.%N); "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; e=$(date +%s.%N); calc "$e - $s"; }
+# CPU seconds (user + sys) of one run: steadier than wall time on a
+# shared machine, and what a recorder or reader costs
+t() {
+	local TIMEFORMAT='%3U %3S' out
+	out=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || { echo "failed: $*" >&2; exit 1; }
+	calc "${out% *} + ${out#* }"
+}
 A=$(for i in 1 2 3 4 5; do t "$PIPE" -q -s "synth:$N" -k null:print=off; done | med)
 B=$(for i in 1 2 3 4 5; do rm -f "$dir/x.dat"; t "$PIPE" -q -s "synth:$N" -c none -k "file:$dir/x.dat"; done | med)
 C=$(for i in 1 2 3 4 5; do t "$PIPE" -q -s "file:$dir/x.dat" -k null:print=off; done | med)
