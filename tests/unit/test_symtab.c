@@ -149,6 +149,40 @@ static void test_demangle(void)
 	symtab_free(t);
 }
 
+/* Rust names (v0 and legacy) come out as c++filt prints them. */
+static void test_rust(void)
+{
+	static const char s[] = "\0_RNvNtCs15kBYyAo9fc_7mycrate3foo3bar"
+				"\0_ZN7mycrate3foo3bar17h0123456789abcdefE";
+	const char *names[2] = { s + 1, s + 1 + strlen(s + 1) + 1 };
+	struct symtab_builder *b = NULL;
+	struct symtab *t = NULL;
+	struct pipe_err err;
+	uint32_t i;
+
+	CHECK(symtab_builder_new(&b, s, sizeof(s), 1, &err) == 0);
+	CHECK(symtab_builder_add(b, 0x10, 4, (uint32_t)(names[0] - s),
+				 SYMTAB_GLOBAL) == 0);
+	CHECK(symtab_builder_add(b, 0x20, 4, (uint32_t)(names[1] - s),
+				 SYMTAB_GLOBAL) == 0);
+	CHECK(symtab_builder_finish(b, &t, &err) == 0);
+	symtab_builder_free(b);
+	for (i = 0; i < 2; i++) {
+		char cmd[256], want[256] = "";
+		FILE *f;
+
+		snprintf(cmd, sizeof(cmd), "c++filt '%s'", names[i]);
+		f = popen(cmd, "r");
+		if (f && fgets(want, sizeof(want), f))
+			want[strcspn(want, "\n")] = '\0';
+		if (f)
+			pclose(f);
+		CHECK(want[0] != '\0');
+		CHECK_STR(symtab_display_name(t, i, true), want);
+	}
+	symtab_free(t);
+}
+
 static void test_system_library(void)
 {
 	const char *libc = "/lib/x86_64-linux-gnu/libc.so.6";
@@ -189,6 +223,7 @@ int main(void)
 	check_sort(3, 0);
 	test_aliases_and_ends();
 	test_demangle();
+	test_rust();
 	test_system_library();
 	return test_result();
 }
