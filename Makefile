@@ -88,7 +88,8 @@ $(BUILD)/plugins.conf: plugins.conf
 	@mkdir -p $(dir $@)
 	sed 's|build/plugins/|plugins/|' $< > $@
 
-tests: all $(UNIT_BINS) $(TESTPLUGINS) $(BUILD)/tests/workloads.stamp
+tests: all $(UNIT_BINS) $(TESTPLUGINS) $(BUILD)/tests/workloads.stamp \
+	$(BUILD)/tests/fixtures.stamp
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
@@ -102,6 +103,12 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c
 $(BUILD)/tests/workloads.stamp: $(wildcard tests/workloads/*) 
 	@mkdir -p $(BUILD)/tests/workloads
 	$(MAKE) -s -C tests/workloads OUT=$(abspath $(BUILD)/tests/workloads)
+	@touch $@
+
+# symbolizer fixtures: stripped, PIE, C++, debug files, the known split
+$(BUILD)/tests/fixtures.stamp: $(wildcard tests/fixtures/*)
+	@mkdir -p $(BUILD)/tests/fixtures
+	$(MAKE) -s -C tests/fixtures OUT=$(abspath $(BUILD)/tests/fixtures)
 	@touch $@
 
 deps:

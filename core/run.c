@@ -751,12 +751,34 @@ static void sym_warn(void *opaque, const char *line)
 	fprintf(stderr, "pipe: warning: %s\n", line);
 }
 
+/* A symbolizing sink's demangle= and debug_dir=, when it declares them,
+ * set the shared symbolizer's options. */
+static void sym_opts_from_sinks(struct pipeline *pl,
+				struct symbolizer_opts *so)
+{
+	uint32_t i;
+
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+
+		if (!(s->p->flags & PIPE_PLUGIN_SYMBOLS))
+			continue;
+		if (inst_has_param(s, "demangle") &&
+		    !args_int(s->ctx.args, "demangle"))
+			so->demangle = false;
+		if (inst_has_param(s, "debug_dir") &&
+		    args_is_set(s->ctx.args, "debug_dir"))
+			so->debug_dir = args_str(s->ctx.args, "debug_dir");
+	}
+}
+
 static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 {
 	struct symbolizer_opts so = { .demangle = true, .warn = sym_warn };
 	uint32_t i;
 	int ret;
 
+	sym_opts_from_sinks(pl, &so);
 	if (pl->symbols) {
 		ret = symbolizer_new(&pl->hr.sym, &so, pl->hr.meta, err);
 		if (ret < 0)
