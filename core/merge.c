@@ -1,6 +1,9 @@
 /*
  * merge.c - per-stream FIFO queues in chunks, merged by a binary heap of
- * stream heads (see merge.h).  Each record is copied once, on push.
+ * stream heads (see merge.h).  Each record is copied once, on push.  A
+ * record older than its stream's newest (the perf source's sideband
+ * stream gathers several rings) goes to a small per-stream heap of late
+ * records instead, so it still comes out in its time's place.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -23,13 +26,21 @@ struct chunk {
 	uint8_t data[];     /* CHUNK_SIZE bytes of entries */
 };
 
+struct late {
+	struct late *next;  /* retired list link */
+	struct entry e;     /* the entry, record bytes follow */
+};
+
 struct queue {
 	uint32_t stream;     /* stream id */
 	uint32_t order;      /* tie-break rank: sideband 0, others 1+id */
 	struct chunk *first; /* oldest chunk */
 	struct chunk *last;  /* youngest chunk */
-	uint64_t last_time; /* time of the youngest record */
-	size_t count;       /* records held */
+	uint64_t last_time; /* time of the youngest FIFO record */
+	size_t count;       /* records in the FIFO */
+	struct late **late; /* min-heap by time of records that came late */
+	uint32_t nr_late;
+	uint32_t cap_late;
 	int32_t heap_pos;   /* index in the heap, -1 when not in it */
 };
 
@@ -39,6 +50,7 @@ struct merge {
 	struct queue **heap;      /* non-empty queues by head time */
 	uint32_t heap_len;
 	struct chunk *retired;    /* consumed chunks, freed on next call */
+	struct late *retired_late; /* consumed late records, likewise */
 	struct chunk *spare;      /* one recycled chunk */
 	struct pipe_record *out;  /* batch array */
 	size_t out_cap;
@@ -57,6 +69,8 @@ int merge_new(struct merge **out)
 	return 0;
 }
 
+static void late_free(struct late *l);
+
 static void chunks_free(struct chunk *c)
 {
 	while (c) {
@@ -74,10 +88,16 @@ void merge_free(struct merge *m)
 	if (!m)
 		return;
 	for (i = 0; i < m->nr_queues; i++) {
+		uint32_t k;
+
 		chunks_free(m->queues[i]->first);
+		for (k = 0; k < m->queues[i]->nr_late; k++)
+			free(m->queues[i]->late[k]);
+		free(m->queues[i]->late);
 		free(m->queues[i]);
 	}
 	chunks_free(m->retired);
+	late_free(m->retired_late);
 	free(m->spare);
 	free(m->queues);
 	free(m->heap);
@@ -85,8 +105,20 @@ void merge_free(struct merge *m)
 	free(m);
 }
 
+static void late_free(struct late *l)
+{
+	while (l) {
+		struct late *next = l->next;
+
+		free(l);
+		l = next;
+	}
+}
+
 static void retire_flush(struct merge *m)
 {
+	late_free(m->retired_late);
+	m->retired_late = NULL;
 	while (m->retired) {
 		struct chunk *c = m->retired;
 
@@ -149,9 +181,21 @@ static const struct entry *queue_head(const struct queue *q)
 	return (const struct entry *)(q->first->data + q->first->head);
 }
 
+/* The late record goes first when it is strictly older than the FIFO's. */
+static bool late_first(const struct queue *q)
+{
+	return q->nr_late &&
+	       (!q->count || q->late[0]->e.time < queue_head(q)->time);
+}
+
+static uint64_t queue_time(const struct queue *q)
+{
+	return late_first(q) ? q->late[0]->e.time : queue_head(q)->time;
+}
+
 static bool heap_less(const struct queue *a, const struct queue *b)
 {
-	uint64_t ta = queue_head(a)->time, tb = queue_head(b)->time;
+	uint64_t ta = queue_time(a), tb = queue_time(b);
 
 	if (ta != tb)
 		return ta < tb;
@@ -198,12 +242,84 @@ static void heap_down(struct merge *m, uint32_t i)
 	heap_set(m, i, q);
 }
 
+static void late_up(struct queue *q, uint32_t i)
+{
+	struct late *l = q->late[i];
+
+	while (i > 0 && l->e.time < q->late[(i - 1) / 2]->e.time) {
+		q->late[i] = q->late[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q->late[i] = l;
+}
+
+static void late_down(struct queue *q)
+{
+	struct late *l = q->late[0];
+	uint32_t i = 0;
+
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+
+		if (c >= q->nr_late)
+			break;
+		if (c + 1 < q->nr_late &&
+		    q->late[c + 1]->e.time < q->late[c]->e.time)
+			c++;
+		if (q->late[c]->e.time >= l->e.time)
+			break;
+		q->late[i] = q->late[c];
+		i = c;
+	}
+	q->late[i] = l;
+}
+
+static int queue_append_late(struct merge *m, struct queue *q,
+			     const struct pipe_record *r)
+{
+	struct late *l;
+
+	if (q->nr_late == q->cap_late) {
+		uint32_t cap = q->cap_late ? q->cap_late * 2 : 16;
+		struct late **nl = realloc(q->late, cap * sizeof(*nl));
+
+		if (!nl)
+			return -ENOMEM;
+		q->late = nl;
+		q->cap_late = cap;
+	}
+	l = malloc(sizeof(*l) + r->hdr->size);
+	if (!l)
+		return -ENOMEM;
+	l->next = NULL;
+	l->e.time = r->time;
+	l->e.event = r->event;
+	l->e.size = r->hdr->size;
+	memcpy(&l->e + 1, r->hdr, r->hdr->size);
+	q->late[q->nr_late++] = l;
+	late_up(q, q->nr_late - 1);
+	m->reordered++;
+	m->count++;
+	m->bytes += r->hdr->size;
+	/* the queue's head may be older now */
+	if (q->heap_pos < 0) {
+		heap_set(m, m->heap_len++, q);
+		heap_up(m, m->heap_len - 1);
+	} else {
+		heap_up(m, (uint32_t)q->heap_pos);
+	}
+	return 0;
+}
+
 static int queue_append(struct merge *m, struct queue *q,
 			const struct pipe_record *r)
 {
 	uint32_t size = r->hdr->size;
 	uint32_t need = sizeof(struct entry) + ((size + 7u) & ~7u);
 	struct entry *e;
+
+	if (q->count && r->time < q->last_time)
+		return queue_append_late(m, q, r);
 
 	if (!q->last || CHUNK_SIZE - q->last->tail < need) {
 		struct chunk *c = chunk_get(m);
@@ -218,10 +334,6 @@ static int queue_append(struct merge *m, struct queue *q,
 	}
 	e = (struct entry *)(q->last->data + q->last->tail);
 	e->time = r->time;
-	if (q->count && e->time < q->last_time) {
-		e->time = q->last_time;
-		m->reordered++;
-	}
 	e->event = r->event;
 	e->size = size;
 	memcpy(e + 1, r->hdr, size);
@@ -262,8 +374,25 @@ static void queue_take(struct merge *m, struct queue *q,
 		       struct pipe_record *r)
 {
 	struct chunk *c = q->first;
-	const struct entry *e = queue_head(q);
+	const struct entry *e;
 
+	if (late_first(q)) {
+		struct late *l = q->late[0];
+
+		r->hdr = (const struct perf_event_header *)(&l->e + 1);
+		r->time = l->e.time;
+		r->stream = q->stream;
+		r->event = l->e.event;
+		q->late[0] = q->late[--q->nr_late];
+		if (q->nr_late)
+			late_down(q);
+		m->count--;
+		m->bytes -= l->e.size;
+		l->next = m->retired_late; /* the view lives until the next call */
+		m->retired_late = l;
+		return;
+	}
+	e = queue_head(q);
 	r->hdr = (const struct perf_event_header *)(e + 1);
 	r->time = e->time;
 	r->stream = q->stream;
@@ -302,10 +431,10 @@ void merge_pop(struct merge *m, uint64_t horizon, size_t max,
 	while (n < max && m->heap_len) {
 		struct queue *q = m->heap[0];
 
-		if (queue_head(q)->time >= horizon && horizon != UINT64_MAX)
+		if (queue_time(q) >= horizon && horizon != UINT64_MAX)
 			break;
 		queue_take(m, q, &m->out[n++]);
-		if (q->count) {
+		if (q->count || q->nr_late) {
 			heap_down(m, 0);
 		} else {
 			q->heap_pos = -1;
@@ -331,7 +460,7 @@ size_t merge_count(const struct merge *m)
 
 uint64_t merge_oldest(const struct merge *m)
 {
-	return m->heap_len ? queue_head(m->heap[0])->time : UINT64_MAX;
+	return m->heap_len ? queue_time(m->heap[0]) : UINT64_MAX;
 }
 
 uint64_t merge_reordered(const struct merge *m)

@@ -19,10 +19,10 @@ struct merge;
 int merge_new(struct merge **out);
 void merge_free(struct merge *m); /* NULL is a no-op */
 /*
- * Copy records in (the one copy out of a ring).  Each record's time must
- * not be older than the previous record of its stream; an older one is
- * given the previous time (counted in merge_reordered).  Records already
- * popped stay valid until this call returns.  -ENOMEM.
+ * Copy records in (the one copy out of a ring).  A record older than the
+ * newest of its stream (counted in merge_reordered) is kept apart and
+ * still released in its time's place.  Records already popped stay valid
+ * until this call returns.  -ENOMEM.
  */
 int merge_push(struct merge *m, const struct pipe_record *recs, size_t nr);
 /*
@@ -39,7 +39,7 @@ size_t merge_bytes(const struct merge *m);
 size_t merge_count(const struct merge *m);
 /* Oldest held time, UINT64_MAX when empty. */
 uint64_t merge_oldest(const struct merge *m);
-/* Records whose time went backwards within their stream. */
+/* Records that came older than the newest of their stream. */
 uint64_t merge_reordered(const struct merge *m);
 
 #endif
