@@ -281,7 +281,8 @@ struct pipe_plugin {
 	uint32_t codec_id;                /* codec: id in block headers */
 	uint32_t reserved;
 
-	/* Every kind.  `open` keeps `host` and `ctx` for later calls. */
+	/* Every kind.  `open` keeps `host` and `ctx` for later calls; when
+	 * it fails it frees whatever it allocated (close is not called). */
 	int (*open)(const struct pipe_host *host, struct pipe_ctx *ctx,
 		    void **state);
 	void (*close)(void *state);

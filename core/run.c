@@ -383,6 +383,14 @@ static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 	m = args_int(a, "dict"); /* index in "auto|on|off" */
 	if (m < 0 || m > 2)
 		m = 2;
+	/*
+	 * Training runs on the loop that drains the rings and stalls it for
+	 * up to seconds (samples were lost): a live recording trains only
+	 * when asked with dict=on or auto; transcoding trains by default.
+	 */
+	if (m == 0 && (pl->src->p->flags & PIPE_PLUGIN_LIVE) &&
+	    !args_is_set(a, "dict"))
+		m = 2;
 	wo->dict_mode = modes[m];
 	if (inst_has_param(pl->codec, "dict_size"))
 		wo->dict_size = (uint32_t)args_int(a, "dict_size");
@@ -672,7 +680,7 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 static int loop_records(struct pipeline *pl, struct pipe_err *err)
 {
 	struct pipe_batch b;
-	int ret;
+	int ret, signo;
 
 	ret = merge_new(&pl->merge);
 	if (ret < 0)
@@ -694,8 +702,9 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 		status_update(pl);
-		if (signal_take(pl)) {
-			ret = stop_source(pl, SIGINT, err);
+		signo = signal_take(pl);
+		if (signo) {
+			ret = stop_source(pl, signo, err);
 			if (ret < 0)
 				return ret;
 		}
