@@ -251,12 +251,10 @@ static void status_update(struct pipeline *pl)
 	uint64_t now = now_ns(CLOCK_MONOTONIC), el;
 	double secs;
 
+	if (!pl->next_status) /* the first line after a second of work */
+		pl->next_status = now - since_start(pl) + 1000000000u;
 	if (!pl->hr.tty || pl->hr.quiet || now < pl->next_status)
 		return;
-	if (!pl->next_status) {
-		pl->next_status = now + 1000000000u;
-		return;
-	}
 	pl->next_status = now + 1000000000u;
 	el = since_start(pl);
 	secs = (double)el / 1e9;
