@@ -17,31 +17,7 @@
 #include "meta.h"
 #include "transform.h"
 
-static void cb_copy(char *dst, size_t cap, const char *src)
-{
-	size_t n = strnlen(src, cap - 1);
 
-	memcpy(dst, src, n);
-	dst[n] = 0;
-}
-
-static int cb_grow(void **buf, size_t *cap, size_t want)
-{
-	void *p;
-	size_t n;
-
-	if (want <= *cap)
-		return 0;
-	n = *cap ? *cap : 65536;
-	while (n < want)
-		n *= 2;
-	p = realloc(*buf, n);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = n;
-	return 0;
-}
 
 /* ---- codecs and dictionaries ------------------------------------------ */
 
@@ -98,7 +74,7 @@ struct cb_codec *cb_codec_get(struct cb_ctx *ctx, uint32_t id)
 						 c->state[i]);
 			c->p[i] = NULL;
 			if (e.msg[0])
-				cb_copy(c->why, sizeof(c->why), e.msg);
+				fmt_copy_msg(c->why, sizeof(c->why), e.msg);
 		}
 	}
 	if (ret < 0)
@@ -109,7 +85,7 @@ struct cb_codec *cb_codec_get(struct cb_ctx *ctx, uint32_t id)
 			continue;
 		if (cb_apply_dict(ctx, c, &ctx->dicts[i], why,
 				  sizeof(why)) < 0) {
-			cb_copy(c->why, sizeof(c->why), why);
+			fmt_copy_msg(c->why, sizeof(c->why), why);
 			c->ok = false;
 			break;
 		}
@@ -195,11 +171,12 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	need_raw = b->transform != TRANSFORM_NONE ||
 		   (uintptr_t)j->payload % 8;
 	if ((b->codec != FMT_CODEC_NONE &&
-	     cb_grow((void **)&j->coded, &j->coded_cap,
-		     (size_t)b->coded + 8)) ||
+	     fmt_grow((void **)&j->coded, &j->coded_cap,
+		      (size_t)b->coded + 8, 65536)) ||
 	    (need_raw &&
-	     cb_grow((void **)&j->raw, &j->raw_cap, (size_t)b->raw + 8))) {
-		cb_copy(j->why, sizeof(j->why), strerror(ENOMEM));
+	     fmt_grow((void **)&j->raw, &j->raw_cap, (size_t)b->raw + 8,
+		      65536))) {
+		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	if (b->transform == TRANSFORM_NONE && b->coded != b->raw) {
@@ -224,7 +201,7 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 		/* the reader opened it before queueing the job */
 		c = j->codec;
 		if (!c || !c->ok) {
-			cb_copy(j->why, sizeof(j->why),
+			fmt_copy_msg(j->why, sizeof(j->why),
 				c ? c->why : "too many codecs");
 			return -EINVAL;
 		}
@@ -257,14 +234,14 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	if (!ctx->tf[dec]) {
 		ret = transform_new(&ctx->tf[dec], ctx->meta, &e);
 		if (ret < 0) {
-			cb_copy(j->why, sizeof(j->why), e.msg);
+			fmt_copy_msg(j->why, sizeof(j->why), e.msg);
 			return ret == -ENOMEM ? ret : -EINVAL;
 		}
 	}
 	ret = transform_decode(ctx->tf[dec], coded, b->coded, j->raw, b->raw,
 			       &e);
 	if (ret < 0) {
-		cb_copy(j->why, sizeof(j->why),
+		fmt_copy_msg(j->why, sizeof(j->why),
 			e.msg[0] ? e.msg : "bad transform");
 		return -EINVAL;
 	}
@@ -333,9 +310,9 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 			 b->records, b->raw);
 		return -EINVAL;
 	}
-	if (cb_grow((void **)&j->recs, &j->recs_cap,
-		    (size_t)b->records * sizeof(*j->recs) + 1)) {
-		cb_copy(j->why, sizeof(j->why), strerror(ENOMEM));
+	if (fmt_grow((void **)&j->recs, &j->recs_cap,
+		     (size_t)b->records * sizeof(*j->recs) + 1, 65536)) {
+		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
 	}
 	while (off < b->raw) {
@@ -404,7 +381,7 @@ int cb_job_decode_only(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	j->why[0] = 0;
 	if (fmt_checksum(j->payload, j->b.stored, ctx->salt) !=
 	    j->b.payload_sum) {
-		cb_copy(j->why, sizeof(j->why), "payload checksum mismatch");
+		fmt_copy_msg(j->why, sizeof(j->why), "payload checksum mismatch");
 		return -EINVAL;
 	}
 	return cb_decode(ctx, dec, j);
@@ -419,7 +396,7 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	j->why[0] = 0;
 	if (fmt_checksum(j->payload, j->b.stored, ctx->salt) !=
 	    j->b.payload_sum) {
-		cb_copy(j->why, sizeof(j->why), "payload checksum mismatch");
+		fmt_copy_msg(j->why, sizeof(j->why), "payload checksum mismatch");
 		j->status = -EINVAL;
 		return;
 	}
@@ -435,7 +412,7 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 
 int cb_job_copy(struct cb_job *j, const uint8_t *payload, size_t len)
 {
-	if (cb_grow((void **)&j->copy, &j->copy_cap, len + 8))
+	if (fmt_grow((void **)&j->copy, &j->copy_cap, len + 8, 65536))
 		return -ENOMEM;
 	memcpy(j->copy, payload, len);
 	j->payload = j->copy;

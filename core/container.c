@@ -4,12 +4,39 @@
  * parsing and checksums.  docs/format.md is the specification.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <xxhash.h>
 
 #include "container.h"
 #include "format.h"
+
+int fmt_grow(void **buf, size_t *cap, size_t want, size_t first)
+{
+	void *p;
+	size_t n;
+
+	if (want <= *cap)
+		return 0;
+	n = *cap ? *cap : first;
+	while (n < want)
+		n *= 2;
+	p = realloc(*buf, n);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = n;
+	return 0;
+}
+
+void fmt_copy_msg(char *dst, size_t cap, const char *src)
+{
+	size_t n = strnlen(src, cap - 1);
+
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
 
 uint64_t fmt_checksum(const void *buf, size_t len, uint64_t salt)
 {

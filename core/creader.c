@@ -70,32 +70,7 @@ struct creader {
 	struct cr_stats st;
 };
 
-/* Copy a message, cut to fit. */
-static void cr_copy(char *dst, size_t cap, const char *src)
-{
-	size_t n = strnlen(src, cap - 1);
 
-	memcpy(dst, src, n);
-	dst[n] = 0;
-}
-
-static int cr_grow(uint8_t **buf, size_t *cap, size_t want)
-{
-	uint8_t *p;
-	size_t n;
-
-	if (want <= *cap)
-		return 0;
-	n = *cap ? *cap : 65536;
-	while (n < want)
-		n *= 2;
-	p = realloc(*buf, n);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = n;
-	return 0;
-}
 
 /* Read more bytes after base + len; 0 at the end of the source. */
 static int cr_fill(struct creader *r, size_t *got, struct pipe_err *err)
@@ -161,7 +136,8 @@ static int cr_fetch(struct creader *r, uint64_t off, size_t n,
 		r->len -= drop;
 		r->base = off;
 	}
-	if (cr_grow(&r->buf, &r->cap, (size_t)(off - r->base) + n))
+	if (fmt_grow((void **)&r->buf, &r->cap, (size_t)(off - r->base) + n,
+		     65536))
 		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				    r->opts.name, strerror(ENOMEM));
 	while (r->base + r->len < off + n) {
@@ -417,7 +393,7 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 	j->codec = b->codec != FMT_CODEC_NONE ?
 		cb_codec_get(&r->ctx, b->codec) : NULL;
 	if (b->transform != TRANSFORM_NONE || b->raw < 8) {
-		cr_copy(j->why, sizeof(j->why), "bad dictionary block");
+		fmt_copy_msg(j->why, sizeof(j->why), "bad dictionary block");
 		return cr_block_damaged(r, b, off, j->why, err);
 	}
 	ret = cb_job_decode_only(&r->ctx, 0, j);
@@ -1171,7 +1147,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 		goto fail;
 	}
 	r->seekable = ret == 0;
-	if (cr_grow(&r->buf, &r->cap, CR_CHUNK)) {
+	if (fmt_grow((void **)&r->buf, &r->cap, CR_CHUNK, 65536)) {
 		ret = pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				   opts->name, strerror(ENOMEM));
 		goto fail;

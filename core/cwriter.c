@@ -105,30 +105,14 @@ static int cw_write(struct cwriter *w, const void *buf, size_t len,
 	return 0;
 }
 
-static int cw_reserve(uint8_t **buf, size_t *cap, size_t want)
-{
-	uint8_t *p;
-	size_t n;
-
-	if (want <= *cap)
-		return 0;
-	n = *cap ? *cap : 4096;
-	while (n < want)
-		n *= 2;
-	p = realloc(*buf, n);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = n;
-	return 0;
-}
 
 static int cw_index_add(struct cwriter *w, const struct fmt_block *b,
 			uint64_t off)
 {
 	uint8_t *e;
 
-	if (cw_reserve(&w->idx, &w->idx_cap, w->idx_len + FMT_INDEX_ENTRY))
+	if (fmt_grow((void **)&w->idx, &w->idx_cap,
+		     w->idx_len + FMT_INDEX_ENTRY, 4096))
 		return -ENOMEM;
 	e = w->idx + w->idx_len;
 	memset(e, 0, FMT_INDEX_ENTRY);
@@ -162,7 +146,7 @@ static int cw_put_block(struct cwriter *w, struct fmt_block *b,
 	b->seq = w->seq;
 	b->payload_sum = fmt_checksum(payload, b->stored, w->salt);
 	total = (size_t)fmt_block_len(b);
-	if (cw_reserve(&w->out, &w->out_cap, total))
+	if (fmt_grow((void **)&w->out, &w->out_cap, total, 4096))
 		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
 				    strerror(ENOMEM));
 	p = w->out;
@@ -271,7 +255,8 @@ static int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
 	const struct pipe_plugin *c = w->opts.codec;
 	int ret;
 
-	if (cw_reserve(buf, cap, c->bound(w->opts.codec_state, len)))
+	if (fmt_grow((void **)buf, cap, c->bound(w->opts.codec_state, len),
+		     4096))
 		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
 				    strerror(ENOMEM));
 	ret = c->compress(w->opts.codec_state, dict, src, len, *buf, *cap,
@@ -618,7 +603,7 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 		if (ret < 0)
 			return ret;
 	}
-	if (cw_reserve(&s->buf, &s->cap, s->len + h->size))
+	if (fmt_grow((void **)&s->buf, &s->cap, s->len + h->size, 4096))
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	memcpy(s->buf + s->len, h, h->size);
