@@ -727,9 +727,29 @@ static int report_consume(void *state, const struct pipe_batch *b)
 
 /* ---- the end: children, graphs, output ---------------------------------- */
 
+/*
+ * The row key of frame j of chain c (frames f) into *k; true when a frame
+ * before it has the same key, so a recursive function counts once.
+ */
+static bool frame_key(const struct report *r, const struct chain *c,
+		      const uint32_t *f, uint32_t j, struct row *k)
+{
+	uint32_t m;
+
+	row_key(r, k, c->event, c->comm, c->pid, c->cpu, f[j]);
+	for (m = 0; m < j; m++) {
+		struct row k2;
+
+		row_key(r, &k2, c->event, c->comm, c->pid, c->cpu, f[m]);
+		if (memcmp(k->k, k2.k, sizeof(k->k)) == 0)
+			return true;
+	}
+	return false;
+}
+
 static int compute_children(struct report *r)
 {
-	uint32_t i, j, m;
+	uint32_t i, j;
 
 	for (i = 0; i < r->rows.nr; i++) {
 		struct row *row = vec_at(&r->rows, i);
@@ -743,17 +763,8 @@ static int compute_children(struct report *r)
 		/* every distinct row above the leaf gets the period once */
 		for (j = 1; j < c->len; j++) {
 			struct row k, *row;
-			bool dup = false;
 
-			row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j]);
-			for (m = 0; m < j && !dup; m++) {
-				struct row k2;
-
-				row_key(r, &k2, c->event, c->comm, c->pid,
-					c->cpu, f[m]);
-				dup = memcmp(k.k, k2.k, sizeof(k.k)) == 0;
-			}
-			if (dup)
+			if (frame_key(r, c, f, j, &k))
 				continue;
 			row = row_get(r, &k);
 			if (!row)
@@ -850,17 +861,8 @@ static int build_graphs(struct report *r)
 
 		for (j = 0; j < c->len; j++) {
 			struct row k, *row;
-			bool dup = false;
 
-			row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j]);
-			for (m = 0; m < j && !dup; m++) {
-				struct row k2;
-
-				row_key(r, &k2, c->event, c->comm, c->pid,
-					c->cpu, f[m]);
-				dup = memcmp(k.k, k2.k, sizeof(k.k)) == 0;
-			}
-			if (dup)
+			if (frame_key(r, c, f, j, &k))
 				continue;
 			row = row_get(r, &k);
 			if (!row)
