@@ -413,6 +413,51 @@ static void test_sizes(const struct codec_case *cc,
 	free(buf);
 }
 
+/*
+ * Every level the plugin's table allows: empty, one byte, random, 64 KiB
+ * and 256 KiB of samples round-trip (test_sizes does 4 MiB at the
+ * default and a few levels).
+ */
+static void test_every_level(const struct pipe_plugin *p)
+{
+	static const size_t lens[] = { 0, 1, 4096, 65536, 256u << 10 };
+	const struct pipe_param *lp = NULL, *t;
+	uint8_t *buf = malloc(256u << 10);
+	struct inst in;
+	int64_t level;
+	int n = 0;
+	size_t i;
+
+	for (t = p->params; t && t->name; t++)
+		if (strcmp(t->name, "level") == 0)
+			lp = t;
+	if (!lp) {
+		free(buf);
+		return;
+	}
+	for (level = lp->min; level <= lp->max; level++) {
+		if (inst_open(&in, p, "level", level, NULL, 0) < 0) {
+			printf("FAILED %s level %lld does not open\n", p->name,
+			       (long long)level);
+			test_failures++;
+			continue;
+		}
+		for (i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+			if (i == 2)
+				fill_random(buf, lens[i]);
+			else
+				fill_perf(buf, lens[i]);
+			CHECK(round_trip(&in, 0, buf, lens[i], NULL) == 0);
+		}
+		inst_close(&in);
+		n++;
+	}
+	printf("  %s: %d levels (%lld..%lld) round-trip\n", p->name, n,
+	       (long long)lp->min, (long long)lp->max);
+	CHECK(n == lp->max - lp->min + 1);
+	free(buf);
+}
+
 static void test_damage(const struct codec_case *cc,
 			const struct pipe_plugin *p)
 {
@@ -611,6 +656,7 @@ int main(void)
 		CHECK_STR(p->name, cc->name);
 		CHECK(p->bound && p->compress && p->decompress);
 		test_sizes(cc, p);
+		test_every_level(p);
 		test_damage(cc, p);
 		if (cc->id == 3)
 			test_zstd_dict(p);
