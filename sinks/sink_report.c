@@ -288,6 +288,27 @@ static int htab_reserve(struct htab *h, const struct vec *v, hash_fn hf)
 	return 0;
 }
 
+/*
+ * Probing: for (slot = htab_first(h, hash); (idx = htab_next(h, &slot))
+ * != NONE;) visits the items stored along hash's probe sequence, up to
+ * the first empty slot (none in a table not yet allocated).
+ */
+static uint32_t htab_first(const struct htab *h, uint64_t hash)
+{
+	return h->cap ? (uint32_t)hash & (h->cap - 1) : 0;
+}
+
+static uint32_t htab_next(const struct htab *h, uint32_t *slot)
+{
+	uint32_t idx;
+
+	if (!h->cap || !h->slots[*slot])
+		return NONE;
+	idx = h->slots[*slot] - 1;
+	*slot = (*slot + 1) & (h->cap - 1);
+	return idx;
+}
+
 static void htab_put(struct htab *h, uint64_t hash, uint32_t idx)
 {
 	uint32_t s = (uint32_t)hash & (h->cap - 1);
@@ -309,14 +330,11 @@ static uint32_t intern_str(struct report *r, const char *s)
 	if (!s)
 		return NONE;
 	hash = hash_str(s);
-	if (r->strs_h.cap) {
-		for (slot = (uint32_t)hash & (r->strs_h.cap - 1);
-		     r->strs_h.slots[slot];
-		     slot = (slot + 1) & (r->strs_h.cap - 1)) {
-			e = vec_at(&r->strs, r->strs_h.slots[slot] - 1);
-			if (e->hash == hash && strcmp(e->s, s) == 0)
-				return r->strs_h.slots[slot] - 1;
-		}
+	for (slot = htab_first(&r->strs_h, hash);
+	     (idx = htab_next(&r->strs_h, &slot)) != NONE;) {
+		e = vec_at(&r->strs, idx);
+		if (e->hash == hash && strcmp(e->s, s) == 0)
+			return idx;
 	}
 	if (htab_reserve(&r->strs_h, &r->strs, str_hash_of) < 0)
 		return NONE;
@@ -358,14 +376,11 @@ static uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
 	k.offset = ps->name ? 0 : ps->offset;
 	k.hash = mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
 		     k.kernel);
-	if (r->syms_h.cap) {
-		for (slot = (uint32_t)k.hash & (r->syms_h.cap - 1);
-		     r->syms_h.slots[slot];
-		     slot = (slot + 1) & (r->syms_h.cap - 1)) {
-			e = vec_at(&r->syms, r->syms_h.slots[slot] - 1);
-			if (e->hash == k.hash && sym_eq(e, &k))
-				return r->syms_h.slots[slot] - 1;
-		}
+	for (slot = htab_first(&r->syms_h, k.hash);
+	     (idx = htab_next(&r->syms_h, &slot)) != NONE;) {
+		e = vec_at(&r->syms, idx);
+		if (e->hash == k.hash && sym_eq(e, &k))
+			return idx;
 	}
 	if (htab_reserve(&r->syms_h, &r->syms, sym_hash_of) < 0)
 		return NONE;
@@ -445,15 +460,12 @@ static struct row *row_get(struct report *r, const struct row *k)
 	uint32_t slot, idx;
 	struct row *e;
 
-	if (r->rows_h.cap) {
-		for (slot = (uint32_t)hash & (r->rows_h.cap - 1);
-		     r->rows_h.slots[slot];
-		     slot = (slot + 1) & (r->rows_h.cap - 1)) {
-			e = vec_at(&r->rows, r->rows_h.slots[slot] - 1);
-			if (e->hash == hash && e->event == k->event &&
-			    memcmp(e->k, k->k, sizeof(e->k)) == 0)
-				return e;
-		}
+	for (slot = htab_first(&r->rows_h, hash);
+	     (idx = htab_next(&r->rows_h, &slot)) != NONE;) {
+		e = vec_at(&r->rows, idx);
+		if (e->hash == hash && e->event == k->event &&
+		    memcmp(e->k, k->k, sizeof(e->k)) == 0)
+			return e;
 	}
 	if (htab_reserve(&r->rows_h, &r->rows, row_hash_of) < 0)
 		return NULL;
@@ -495,20 +507,16 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 	for (i = 0; i < nr; i++)
 		hash = mix(hash, r->frames[i]);
 	hash = mix(hash, nr);
-	if (r->chains_h.cap) {
-		for (slot = (uint32_t)hash & (r->chains_h.cap - 1);
-		     r->chains_h.slots[slot];
-		     slot = (slot + 1) & (r->chains_h.cap - 1)) {
-			c = vec_at(&r->chains, r->chains_h.slots[slot] - 1);
-			if (c->hash == hash && c->len == nr &&
-			    c->event == event && c->comm == comm &&
-			    c->pid == pid && c->cpu == cpu &&
-			    memcmp(vec_at(&r->pool, c->off), r->frames,
-				   nr * sizeof(uint32_t)) == 0) {
-				c->samples++;
-				c->period += period;
-				return 0;
-			}
+	for (slot = htab_first(&r->chains_h, hash);
+	     (idx = htab_next(&r->chains_h, &slot)) != NONE;) {
+		c = vec_at(&r->chains, idx);
+		if (c->hash == hash && c->len == nr && c->event == event &&
+		    c->comm == comm && c->pid == pid && c->cpu == cpu &&
+		    memcmp(vec_at(&r->pool, c->off), r->frames,
+			   nr * sizeof(uint32_t)) == 0) {
+			c->samples++;
+			c->period += period;
+			return 0;
 		}
 	}
 	if (htab_reserve(&r->chains_h, &r->chains, chain_hash_of) < 0)
