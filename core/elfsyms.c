@@ -7,7 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -369,6 +371,297 @@ int elfsyms_read(const char *path, enum elfsyms_which which,
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	ret = read_elf(elf, fd, path, which, info, syms, err);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
+/* ---- PLT stubs ---------------------------------------------------------- */
+
+/* Longest stub name kept ("NAME@plt"), as perf's buffer. */
+#define PLT_NAME_MAX 1024
+
+struct plt_secs {
+	GElf_Shdr plt;       /* .plt */
+	GElf_Shdr sec;       /* .plt.sec (x86 with IBT): the called stubs */
+	GElf_Shdr rel;       /* .rela.plt or .rel.plt */
+	Elf_Scn *rel_scn;    /* NULL: none */
+	bool has_plt;
+	bool has_sec;
+};
+
+struct plt_rel {
+	uint64_t got;  /* r_offset: the GOT slot, in stub order */
+	uint32_t sym;  /* index into the linked symbol table */
+};
+
+/* Header and entry sizes of a PLT section, per machine (as perf). */
+static bool plt_sizes(unsigned machine, const GElf_Shdr *sh,
+		      uint64_t *header, uint64_t *entry)
+{
+	switch (machine) {
+	case EM_ARM:
+		*header = 20;
+		*entry = 12;
+		break;
+	case EM_AARCH64:
+		*header = 32;
+		*entry = 16;
+		break;
+	case EM_386:
+	case EM_X86_64:
+		*entry = sh->sh_entsize;
+		if (*entry != 8 && *entry != 16)
+			*entry = sh->sh_addralign == 8 ? 8 : 16;
+		*header = *entry;
+		break;
+	default:
+		*header = sh->sh_entsize;
+		*entry = sh->sh_entsize;
+		break;
+	}
+	return *entry != 0;
+}
+
+static void plt_find(Elf *elf, struct plt_secs *ps)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name)
+			continue;
+		if (strcmp(name, ".plt") == 0) {
+			ps->plt = sh;
+			ps->has_plt = true;
+		} else if (strcmp(name, ".plt.sec") == 0) {
+			ps->sec = sh;
+			ps->has_sec = true;
+		} else if ((strcmp(name, ".rela.plt") == 0 &&
+			    sh.sh_type == SHT_RELA) ||
+			   (strcmp(name, ".rel.plt") == 0 &&
+			    sh.sh_type == SHT_REL && !ps->rel_scn)) {
+			ps->rel = sh;
+			ps->rel_scn = scn;
+		}
+	}
+}
+
+static int cmp_rel(const void *a, const void *b)
+{
+	const struct plt_rel *x = a, *y = b;
+
+	if (x->got != y->got)
+		return x->got < y->got ? -1 : 1;
+	return 0;
+}
+
+/*
+ * The relocations, at most `max`, sorted by GOT slot (x86 puts IFUNC
+ * relocations out of stub order), into *out (owned by the caller).
+ * Returns the count, or -ENOMEM.
+ */
+static long plt_rels(const struct plt_secs *ps, uint64_t max,
+		     struct plt_rel **out)
+{
+	Elf_Data *d = elf_getdata(ps->rel_scn, NULL);
+	bool rela = ps->rel.sh_type == SHT_RELA;
+	struct plt_rel *r;
+	size_t i, nr, n = 0;
+
+	*out = NULL;
+	if (!d || !d->d_buf || ps->rel.sh_entsize == 0)
+		return 0;
+	nr = d->d_size / ps->rel.sh_entsize;
+	if (nr > max)
+		nr = (size_t)max;
+	r = malloc((nr ? nr : 1) * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++) {
+		GElf_Rela ra;
+		GElf_Rel rl;
+
+		if (rela && gelf_getrela(d, (int)i, &ra)) {
+			r[n].got = ra.r_offset;
+			r[n++].sym = (uint32_t)GELF_R_SYM(ra.r_info);
+		} else if (!rela && gelf_getrel(d, (int)i, &rl)) {
+			r[n].got = rl.r_offset;
+			r[n++].sym = (uint32_t)GELF_R_SYM(rl.r_info);
+		}
+	}
+	qsort(r, n, sizeof(*r), cmp_rel);
+	*out = r;
+	return (long)n;
+}
+
+struct plt_names {
+	char *buf;   /* NUL-separated names */
+	size_t len;  /* bytes used */
+	size_t cap;  /* bytes allocated */
+};
+
+/* Append "NAME@plt" (or perf's "offset_0xOFF@plt" when the relocation
+ * names nothing); *at gets its offset.  0 or -ENOMEM. */
+static int plt_name(Elf *elf, Elf_Data *syms, size_t strndx, uint32_t idx,
+		    uint64_t file_off, struct plt_names *pn, size_t *at)
+{
+	const char *name = NULL;
+	GElf_Sym sym;
+	int n;
+
+	if (pn->cap - pn->len < PLT_NAME_MAX) {
+		size_t cap = pn->cap * 2 + PLT_NAME_MAX;
+		char *b = realloc(pn->buf, cap);
+
+		if (!b)
+			return -ENOMEM;
+		pn->buf = b;
+		pn->cap = cap;
+	}
+	if (idx != 0 && syms && gelf_getsym(syms, (int)idx, &sym))
+		name = elf_strptr(elf, strndx, sym.st_name);
+	if (name && *name)
+		n = snprintf(pn->buf + pn->len, PLT_NAME_MAX, "%s@plt", name);
+	else
+		n = snprintf(pn->buf + pn->len, PLT_NAME_MAX,
+			     "offset_%#" PRIx64 "@plt", file_off);
+	if (n < 0)
+		n = 0;
+	if (n >= PLT_NAME_MAX)
+		n = PLT_NAME_MAX - 1;
+	*at = pn->len;
+	pn->len += (size_t)n + 1;
+	return 0;
+}
+
+/* One synthesized symbol before the builder exists (names may move). */
+struct plt_sym {
+	uint64_t addr;
+	uint64_t size;
+	size_t name; /* offset into plt_names */
+};
+
+static int plt_add_all(const struct plt_names *pn, const struct plt_sym *ps,
+		       size_t nr, struct symtab **plt, struct pipe_err *err)
+{
+	struct symtab_builder *b = NULL;
+	size_t i;
+	int ret;
+
+	ret = symtab_builder_new(&b, pn->buf, pn->len, nr, err);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < nr && ret == 0; i++)
+		ret = symtab_builder_add(b, ps[i].addr, ps[i].size,
+					 (uint32_t)ps[i].name, SYMTAB_GLOBAL);
+	if (ret == 0)
+		ret = symtab_builder_finish(b, plt, err);
+	else
+		pipe_err_set(err, ret, "cannot allocate symbols");
+	symtab_builder_free(b);
+	return ret;
+}
+
+static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
+		     struct symtab **plt, struct pipe_err *err)
+{
+	const GElf_Shdr *area = ps->has_sec ? &ps->sec : &ps->plt;
+	struct plt_names pn = { 0 };
+	struct plt_sym *out = NULL;
+	struct plt_rel *rels = NULL;
+	uint64_t header, entry, start;
+	size_t i, nr_out = 0, strndx = 0;
+	Elf_Data *syms = NULL;
+	Elf_Scn *symscn;
+	GElf_Shdr symsh;
+	GElf_Ehdr eh;
+	long nr;
+	int ret = 0;
+
+	if (!gelf_getehdr(elf, &eh) ||
+	    !plt_sizes(eh.e_machine, area, &header, &entry))
+		return 0;
+	symscn = elf_getscn(elf, ps->rel.sh_link);
+	if (symscn && gelf_getshdr(symscn, &symsh) &&
+	    (symsh.sh_type == SHT_DYNSYM || symsh.sh_type == SHT_SYMTAB)) {
+		syms = elf_getdata(symscn, NULL);
+		strndx = symsh.sh_link;
+	}
+	nr = plt_rels(ps, area->sh_size / entry, &rels);
+	out = malloc(((size_t)(nr > 0 ? nr : 0) + 1) * sizeof(*out));
+	if (nr < 0 || !out) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	start = area->sh_addr;
+	/* a lazy .plt starts with a header, unless it holds exactly one
+	 * stub per relocation (bound at load time) */
+	if (!ps->has_sec && (uint64_t)nr * entry != ps->plt.sh_size)
+		start += header;
+	if (ps->has_sec || start != ps->plt.sh_addr) {
+		ret = plt_name(elf, NULL, 0, 0, 0, &pn, &out[0].name);
+		if (ret < 0)
+			goto out;
+		memcpy(pn.buf + out[0].name, ".plt", 5);
+		out[0].addr = ps->plt.sh_addr;
+		out[0].size = ps->has_sec ? ps->plt.sh_size : header;
+		nr_out = 1;
+	}
+	for (i = 0; i < (size_t)nr; i++) {
+		uint64_t addr = start + i * entry;
+
+		if (addr - area->sh_addr + entry > area->sh_size)
+			break;
+		ret = plt_name(elf, syms, strndx, rels[i].sym,
+			       area->sh_offset + (addr - area->sh_addr), &pn,
+			       &out[nr_out].name);
+		if (ret < 0)
+			goto out;
+		out[nr_out].addr = addr;
+		out[nr_out++].size = entry;
+	}
+	ret = plt_add_all(&pn, out, nr_out, plt, err);
+	if (ret < 0)
+		goto out_quiet;
+out:
+	if (ret < 0)
+		pipe_err_set(err, ret, "cannot load PLT of '%s': %s", path,
+			     strerror(-ret));
+out_quiet:
+	free(pn.buf);
+	free(out);
+	free(rels);
+	return ret;
+}
+
+int elfsyms_read_plt(const char *path, struct symtab **plt,
+		     struct pipe_err *err)
+{
+	struct plt_secs ps = { 0 };
+	Elf *elf;
+	int fd, ret = 0;
+
+	*plt = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return pipe_err_set(err, -errno, "cannot open '%s': %s", path,
+				    strerror(errno));
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		plt_find(elf, &ps);
+		if (ps.has_plt && ps.rel_scn && ps.plt.sh_size > 0)
+			ret = plt_build(elf, &ps, path, plt, err);
+	}
 	elf_end(elf);
 	close(fd);
 	return ret;

@@ -56,6 +56,7 @@ struct dso {
 	uint64_t map_start, map_end;     /* and range (for map_files) */
 	struct elfsyms_info info;        /* PT_LOADs of the file used */
 	struct symtab *syms;             /* NULL: none found */
+	struct symtab *plt;              /* NAME@plt stubs, or NULL */
 };
 
 /* A kernel module's text, from the kallsyms lines tagged [NAME]. */
@@ -140,6 +141,7 @@ static void dso_free(struct dso *d)
 	free(d->name);
 	free(d->path);
 	symtab_free(d->syms);
+	symtab_free(d->plt);
 	free(d);
 }
 
@@ -837,6 +839,8 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 		mismatch = true;
 	if (have_file && !mismatch) {
 		d->info = info;
+		/* stubs come from the file itself: debug files keep no PLT */
+		elfsyms_read_plt(path, &d->plt, &err);
 		if (!syms && find_debug(s, d->path, info.build_id_len ?
 					info.build_id : d->build_id,
 					info.build_id_len ? info.build_id_len
@@ -901,17 +905,24 @@ static struct dso *perfmap_dso(struct symbolizer *s, uint32_t pid)
 static void fill(struct symbolizer *s, struct dso *d, uint64_t addr,
 		 uint64_t shift, struct pipe_symbol *out)
 {
+	struct symtab *t;
 	uint32_t idx;
 
 	out->dso = d->name;
 	out->dso_short = d->short_name;
 	out->flags = d->flags;
 	out->offset = addr + shift;
-	if (!d->syms || !symtab_find(d->syms, addr, &idx))
+	/* PLT stubs first: a zero-sized _init before .plt would reach over
+	 * them */
+	if (d->plt && symtab_find(d->plt, addr, &idx))
+		t = d->plt;
+	else if (d->syms && symtab_find(d->syms, addr, &idx))
+		t = d->syms;
+	else
 		return;
-	out->name = symtab_display_name(d->syms, idx, s->opts.demangle);
-	out->sym_start = symtab_start(d->syms, idx) + shift;
-	out->offset = addr - symtab_start(d->syms, idx);
+	out->name = symtab_display_name(t, idx, s->opts.demangle);
+	out->sym_start = symtab_start(t, idx) + shift;
+	out->offset = addr - symtab_start(t, idx);
 	out->flags |= PIPE_SYM_RESOLVED;
 }
 

@@ -278,7 +278,7 @@ static size_t underscores(const char *s, size_t len)
 
 /*
  * Of two aliases at one address, is `x` better than `y`?  As perf does:
- * a known size, then global over weak over local, then fewer leading
+ * a known size, then not weak, then global over local, then fewer leading
  * underscores, then the longer name; else the first one seen stays.
  */
 static bool raw_better(const struct symtab_builder *b,
@@ -475,6 +475,34 @@ static bool is_mangled(const char *name)
 	return name[0] == '_' && (name[1] == 'Z' || name[1] == 'R');
 }
 
+/* Demangled name (malloc'ed), keeping a "@plt" suffix as perf shows it;
+ * NULL when it does not demangle. */
+static char *demangle_plt(const char *name)
+{
+	static const char suffix[] = "@plt";
+	size_t len = strlen(name), slen = sizeof(suffix) - 1;
+	char *base, *d, *out;
+
+	/* the flags c++filt uses, so names match its output */
+	if (len <= slen || strcmp(name + len - slen, suffix) != 0)
+		return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI |
+						    DMGL_VERBOSE);
+	base = strndup(name, len - slen);
+	if (!base)
+		return NULL;
+	d = cplus_demangle(base, DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE);
+	free(base);
+	if (!d)
+		return NULL;
+	out = malloc(strlen(d) + slen + 1);
+	if (out) {
+		memcpy(out, d, strlen(d));
+		memcpy(out + strlen(d), suffix, slen + 1);
+	}
+	free(d);
+	return out;
+}
+
 const char *symtab_display_name(struct symtab *t, uint32_t idx,
 				bool demangle)
 {
@@ -490,8 +518,7 @@ const char *symtab_display_name(struct symtab *t, uint32_t idx,
 	}
 	if (t->shown[idx])
 		return t->shown[idx];
-	/* the flags c++filt uses, so names match its output */
-	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE);
+	d = demangle_plt(name);
 	t->shown[idx] = d ? d : name;
 	return t->shown[idx];
 }

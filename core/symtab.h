@@ -16,10 +16,13 @@ struct pipe_err;
 struct symtab;
 struct symtab_builder;
 
-/* Binding ranks for alias resolution (higher wins). */
+/*
+ * Binding ranks for alias resolution (higher wins), in perf's order: a
+ * weak symbol loses to any other, then global beats local.
+ */
 enum symtab_bind {
-	SYMTAB_LOCAL = 0,
-	SYMTAB_WEAK = 1,
+	SYMTAB_WEAK = 0,
+	SYMTAB_LOCAL = 1,
 	SYMTAB_GLOBAL = 2,
 };
 

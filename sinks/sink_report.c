@@ -99,7 +99,7 @@ struct rcache {
 	uint32_t pid;
 	uint32_t gen;  /* 0: empty */
 	uint32_t sym;
-	uint32_t mode; /* 1 kernel */
+	uint32_t mode; /* bit 0: kernel; bit 1: looked up one byte back */
 };
 
 struct ccache {
@@ -403,27 +403,34 @@ static bool mode_is_kernel(uint16_t misc, uint64_t ip)
 		ip >= 0xffff800000000000ULL);
 }
 
-/* The symbol id of ip in pid, through the cache. */
+/*
+ * The symbol id of ip in pid, through the cache.  A return address is
+ * looked up `back` (1) byte earlier, inside its call, but shown unresolved
+ * with its recorded value, as perf does.
+ */
 static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
-			uint16_t misc)
+			uint32_t back, uint16_t misc)
 {
 	bool kernel = mode_is_kernel(misc, ip);
-	uint64_t h = mix(mix(ip, pid), kernel);
+	uint32_t mode = (uint32_t)kernel | back << 1;
+	uint64_t h = mix(mix(ip, pid), mode);
 	struct rcache *c = &r->rcache[h & ((1u << RCACHE_BITS) - 1)];
 	struct pipe_symbol ps;
 	uint32_t id;
 
 	if (c->gen == r->gen && c->ip == ip && c->pid == pid &&
-	    c->mode == kernel)
+	    c->mode == mode)
 		return c->sym;
-	if (r->host->symbolize(r->ctx, pid, ip, misc, &ps) < 0)
+	if (r->host->symbolize(r->ctx, pid, ip - back, misc, &ps) < 0)
 		memset(&ps, 0, sizeof(ps));
+	if (!ps.name)
+		ps.offset += back;
 	id = intern_sym(r, &ps, kernel);
 	if (id != NONE) {
 		c->gen = r->gen;
 		c->ip = ip;
 		c->pid = pid;
-		c->mode = kernel;
+		c->mode = mode;
 		c->sym = id;
 	}
 	return id;
@@ -576,13 +583,13 @@ static uint32_t sample_frames(struct report *r, const struct pipe_sample *s)
 			continue;
 		}
 		/* return addresses point after the call: look one back */
-		r->frames[nr] = resolve(r, s->pid, seen_ip ? a - 1 : a, misc);
+		r->frames[nr] = resolve(r, s->pid, a, seen_ip, misc);
 		if (r->frames[nr] != NONE)
 			nr++;
 		seen_ip = true;
 	}
 	if (nr == 0) {
-		r->frames[0] = resolve(r, s->pid, s->ip, s->misc);
+		r->frames[0] = resolve(r, s->pid, s->ip, 0, s->misc);
 		nr = r->frames[0] != NONE;
 	}
 	return nr;
@@ -659,7 +666,7 @@ static int add_sample(struct report *r, const struct pipe_record *rec)
 	if (r->need_chains) {
 		nr = sample_frames(r, &s);
 	} else {
-		r->frames[0] = resolve(r, s.pid, s.ip, s.misc);
+		r->frames[0] = resolve(r, s.pid, s.ip, 0, s.misc);
 		nr = r->frames[0] != NONE;
 	}
 	if (nr == 0 || !leaf_wanted(r, r->frames[0]))

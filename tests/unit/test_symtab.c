@@ -110,9 +110,12 @@ static void test_aliases_and_ends(void)
 	/* same binding: fewer leading underscores wins */
 	CHECK(symtab_builder_add(b, 0x1800, 8, 34, SYMTAB_GLOBAL) == 0);
 	CHECK(symtab_builder_add(b, 0x1800, 8, 8, SYMTAB_GLOBAL) == 0);
+	/* as perf: local beats weak, whatever the underscores */
+	CHECK(symtab_builder_add(b, 0x1900, 8, 1, SYMTAB_WEAK) == 0);
+	CHECK(symtab_builder_add(b, 0x1900, 8, 17, SYMTAB_LOCAL) == 0);
 	CHECK(symtab_builder_finish(b, &t, &err) == 0);
 	symtab_builder_free(b);
-	CHECK(symtab_count(t) == 4);
+	CHECK(symtab_count(t) == 5);
 	CHECK(symtab_find(t, 0x1000, &idx));
 	CHECK_STR(symtab_name(t, idx), "global_b");
 	CHECK(symtab_find(t, 0x101f, &idx));
@@ -123,6 +126,8 @@ static void test_aliases_and_ends(void)
 	CHECK_STR(symtab_name(t, idx), "zero");
 	CHECK(symtab_find(t, 0x1804, &idx));
 	CHECK_STR(symtab_name(t, idx), "global_b");
+	CHECK(symtab_find(t, 0x1904, &idx));
+	CHECK_STR(symtab_name(t, idx), "_local");
 	CHECK(symtab_find(t, 0x2010, &idx));
 	CHECK_STR(symtab_name(t, idx), "last");
 	symtab_free(t);
