@@ -354,6 +354,20 @@ out:
 	return ret;
 }
 
+/* Open `path` read-only and begin reading it as ELF (*elf may be NULL
+ * when it is not one); the caller ends *elf and closes *fd. */
+static int open_elf(const char *path, int *fd, Elf **elf,
+		    struct pipe_err *err)
+{
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return pipe_err_set(err, -errno, "cannot open '%s': %s", path,
+				    strerror(errno));
+	elf_version(EV_CURRENT);
+	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	return 0;
+}
+
 int elfsyms_read(const char *path, enum elfsyms_which which,
 		 struct elfsyms_info *info, struct symtab **syms,
 		 struct pipe_err *err)
@@ -364,12 +378,9 @@ int elfsyms_read(const char *path, enum elfsyms_which which,
 	memset(info, 0, sizeof(*info));
 	if (syms)
 		*syms = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pipe_err_set(err, -errno, "cannot open '%s': %s", path,
-				    strerror(errno));
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ret = open_elf(path, &fd, &elf, err);
+	if (ret < 0)
+		return ret;
 	ret = read_elf(elf, fd, path, which, info, syms, err);
 	elf_end(elf);
 	close(fd);
@@ -648,15 +659,12 @@ int elfsyms_read_plt(const char *path, struct symtab **plt,
 {
 	struct plt_secs ps = { 0 };
 	Elf *elf;
-	int fd, ret = 0;
+	int fd, ret;
 
 	*plt = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return pipe_err_set(err, -errno, "cannot open '%s': %s", path,
-				    strerror(errno));
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ret = open_elf(path, &fd, &elf, err);
+	if (ret < 0)
+		return ret;
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		plt_find(elf, &ps);
 		if (ps.has_plt && ps.rel_scn && ps.plt.sh_size > 0)

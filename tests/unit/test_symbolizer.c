@@ -241,6 +241,62 @@ static void test_stripped_lib(void)
 	symbolizer_free(s);
 }
 
+/* The address objdump labels <label> in `path` (it names PLT stubs from
+ * the relocations too, .plt.sec included), 0 if none. */
+static uint64_t objdump_addr(const char *path, const char *label)
+{
+	char cmd[8400], line[256];
+
+	snprintf(cmd, sizeof(cmd),
+		 "objdump -d '%s' | awk '$2 == \"<%s>:\" {print $1; exit}'",
+		 path, label);
+	run_line(cmd, line, sizeof(line));
+	return line[0] ? strtoull(line, NULL, 16) : 0;
+}
+
+/* PLT stubs, lazy (.plt after its header), stripped and IBT (.plt.sec);
+ * aliases: the local one over the weak one, as perf. */
+static void test_plt_and_aliases(void)
+{
+	static const char *const bins[] = { "fx_names", "fx_names_stripped",
+					    "fx_names_ibt",
+					    "libfxn_stripped.so" };
+	char path[4200], cmd[8400], line[256];
+	struct pipe_symbol sym;
+	size_t i;
+	uint64_t a;
+
+	for (i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
+		struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
+
+		path_of(path, sizeof(path), bins[i]);
+		CHECK(map_elf(s, 30, path, path, PIE_BASE, NULL, 0, false) > 0);
+		a = objdump_addr(path, "fxn_id@plt");
+		CHECK(a != 0);
+		check_sym(s, 30, PIE_BASE + a + 4, "fxn_id@plt", 4);
+		symbolizer_free(s);
+	}
+	/* the lazy .plt's header is ".plt" */
+	path_of(path, sizeof(path), "fx_names");
+	snprintf(cmd, sizeof(cmd),
+		 "readelf -SW '%s' | awk '$2 == \".plt\" {print $4}'", path);
+	run_line(cmd, line, sizeof(line));
+	CHECK(line[0] != '\0');
+	a = strtoull(line, NULL, 16);
+	{
+		struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
+
+		CHECK(map_elf(s, 31, path, path, PIE_BASE, NULL, 0, false) > 0);
+		check_sym(s, 31, PIE_BASE + a + 2, ".plt", 2);
+		a = nm_addr(path, "names_weak_work", false);
+		CHECK(a != 0 && a == nm_addr(path, "names_local_work", false));
+		CHECK(symbolizer_resolve(s, 31, PIE_BASE + a,
+					 PERF_RECORD_MISC_USER, &sym) == 0);
+		CHECK_STR(sym.name, "names_local_work");
+		symbolizer_free(s);
+	}
+}
+
 static void test_debug_files(void)
 {
 	char dbg[4200], link[4200], root[4200], debug_file[8400];
@@ -860,6 +916,7 @@ int main(void)
 	}
 	test_nopie_and_pie();
 	test_stripped_lib();
+	test_plt_and_aliases();
 	test_debug_files();
 	test_deleted();
 	test_build_id_mismatch();
