@@ -33,7 +33,7 @@ have = $(shell printf '$(HASH)include <$(1)>\n' | \
 # ---- core: build/pipe ------------------------------------------------------
 CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
-CORE_LIBS := -lelf -lxxhash -liberty -ldl -lm -pthread
+CORE_LIBS := -ldw -lelf -lxxhash -liberty -ldl -lm -pthread
 
 # ---- plugins: one .c file each ---------------------------------------------
 PLUGIN_SRCS := $(wildcard sources/*.c sinks/*.c plugins/*.c)

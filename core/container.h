@@ -52,7 +52,11 @@ struct cw_stats {
 	uint64_t blocks;
 };
 
-/* Writes the file header and META block at once. */
+/*
+ * Writes the file header and META block at once.  `meta` is borrowed and
+ * must outlive the writer.  Samples with a user stack dump are written
+ * with only the part the kernel copied (dyn_size) kept.
+ */
 int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 		const struct meta *meta, struct pipe_err *err);
 /* Append time-ordered records (views borrowed for the call only). */

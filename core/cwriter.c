@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "decode.h"
 #include "err.h"
 #include "format.h"
 #include "meta.h"
@@ -52,6 +53,8 @@ struct cw_stream {
 
 struct cwriter {
 	struct cw_opts opts;          /* copy; pointers borrowed */
+	const struct meta *meta;      /* borrowed, outlives the writer */
+	bool stacks;                  /* some event records user stacks */
 	struct transform *tf;         /* owned, NULL: transform off */
 	uint64_t salt;                /* low 8 bytes of the file id */
 	uint64_t off;                 /* bytes written so far */
@@ -584,11 +587,47 @@ static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
 	return 0;
 }
 
+/*
+ * Cut a sample's user stack dump to what the kernel copied: the rest of
+ * the `size` bytes it reserves is stale ring memory.  The record at rec
+ * (a copy the writer owns) shrinks in place; returns its new size.
+ */
+static uint16_t cw_trim_stack(const struct cwriter *w,
+			      const struct pipe_record *r, uint8_t *rec)
+{
+	struct perf_event_header *h = (struct perf_event_header *)rec;
+	struct pipe_record copy = *r;
+	struct decode_stack u;
+	struct pipe_sample smp;
+	uint64_t keep, tail_at, end;
+
+	copy.hdr = h;
+	if (decode_sample_stack(w->meta, &copy, &smp, &u) < 0 || !u.stack)
+		return h->size;
+	keep = (u.dyn_size + 7) & ~UINT64_C(7);
+	if (keep >= u.size)
+		return h->size;
+	/* size, dump, dyn_size, then the fields after the stack */
+	tail_at = u.size_at + 8 + u.size + 8;
+	end = h->size;
+	memcpy(rec + u.size_at, &keep, 8);
+	if (keep) {
+		memmove(rec + u.size_at + 8 + keep, rec + u.size_at + 8 + u.size,
+			end - (u.size_at + 8 + u.size));
+	} else {
+		/* an empty dump has no dyn_size */
+		memmove(rec + u.size_at + 8, rec + tail_at, end - tail_at);
+	}
+	h->size = (uint16_t)(end - (u.size - keep) - (keep ? 0 : 8));
+	return h->size;
+}
+
 static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 		      struct pipe_err *err)
 {
 	const struct perf_event_header *h = r->hdr;
 	struct cw_stream *s = NULL;
+	uint16_t size;
 	int ret;
 
 	if (h->size < sizeof(*h) || h->size % 8)
@@ -607,6 +646,9 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	memcpy(s->buf + s->len, h, h->size);
+	size = h->size;
+	if (w->stacks && h->type == PERF_RECORD_SAMPLE)
+		size = cw_trim_stack(w, r, s->buf + s->len);
 	if (!s->len) {
 		s->t_min = r->time;
 		s->t_max = r->time;
@@ -615,7 +657,7 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 		s->t_min = r->time;
 	if (r->time > s->t_max)
 		s->t_max = r->time;
-	s->len += h->size;
+	s->len += size;
 	s->records++;
 	if (h->type == PERF_RECORD_SAMPLE) {
 		s->samples++;
@@ -637,7 +679,7 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 	if (r->time)
 		w->have_time = true;
 	w->st.records++;
-	w->st.raw_bytes += h->size;
+	w->st.raw_bytes += size;
 	return 0;
 }
 
@@ -920,6 +962,7 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 		const struct meta *meta, struct pipe_err *err)
 {
 	struct cwriter *w;
+	uint32_t i;
 	int ret;
 
 	if (opts->block_size < CONTAINER_BLOCK_MIN ||
@@ -932,6 +975,10 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 		return pipe_err_set(err, -ENOMEM, "cannot start writer: %s",
 				    strerror(ENOMEM));
 	w->opts = *opts;
+	w->meta = meta;
+	for (i = 0; i < meta_nr_events(meta); i++)
+		if (meta_attr(meta, i)->sample_type & PERF_SAMPLE_STACK_USER)
+			w->stacks = true;
 	if (opts->transform) {
 		ret = transform_new(&w->tf, meta, err);
 		if (ret < 0)

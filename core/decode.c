@@ -104,15 +104,45 @@ static uint32_t record_event(const struct meta *m,
 	return meta_event_of_id(m, id);
 }
 
-int decode_sample(const struct meta *m, const struct pipe_record *rec,
-		  struct pipe_sample *s)
+/* The user registers: where they are, or none. */
+static void take_regs(struct cursor *c, uint64_t mask,
+		      struct decode_stack *u)
+{
+	u->abi = take64(c);
+	if (!u->abi)
+		return;
+	u->regs_mask = mask;
+	u->nr_regs = (uint32_t)__builtin_popcountll(mask);
+	u->regs = take_bytes(c, (uint64_t)u->nr_regs * 8);
+	if (!u->regs)
+		u->abi = 0;
+}
+
+static void take_stack(struct cursor *c, const struct perf_event_header *h,
+		       struct decode_stack *u)
+{
+	u->size_at = (uint32_t)(c->p - (const uint8_t *)h);
+	u->size = take64(c);
+	u->stack = take_bytes(c, u->size);
+	if (u->size)
+		u->dyn_size = take64(c);
+	if (u->dyn_size > u->size)
+		c->bad = true;
+}
+
+static int decode_body(const struct meta *m, const struct pipe_record *rec,
+		       struct pipe_sample *s, struct decode_stack *u)
 {
 	const struct perf_event_header *h = rec->hdr;
 	const struct perf_event_attr *a;
+	struct decode_stack none;
 	struct cursor c;
 	uint64_t st;
 
 	memset(s, 0, sizeof(*s));
+	if (!u)
+		u = &none;
+	memset(u, 0, sizeof(*u));
 	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h))
 		return -EINVAL;
 	s->event = rec->event != PIPE_EVENT_NONE ? rec->event
@@ -177,14 +207,9 @@ int decode_sample(const struct meta *m, const struct pipe_record *rec,
 			take_bytes(&c, nr * 24);
 	}
 	if (st & PERF_SAMPLE_REGS_USER)
-		skip_regs(&c, a->sample_regs_user);
-	if (st & PERF_SAMPLE_STACK_USER) {
-		uint64_t sz = take64(&c);
-
-		take_bytes(&c, sz);
-		if (sz)
-			take64(&c);
-	}
+		take_regs(&c, a->sample_regs_user, u);
+	if (st & PERF_SAMPLE_STACK_USER)
+		take_stack(&c, h, u);
 	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
 		s->weight = take64(&c);
 	if (st & PERF_SAMPLE_DATA_SRC)
@@ -202,9 +227,22 @@ int decode_sample(const struct meta *m, const struct pipe_record *rec,
 		s->nr_callchain = 0;
 		s->raw = NULL;
 		s->raw_size = 0;
+		memset(u, 0, sizeof(*u));
 		return -EINVAL;
 	}
 	return 0;
+}
+
+int decode_sample(const struct meta *m, const struct pipe_record *rec,
+		  struct pipe_sample *s)
+{
+	return decode_body(m, rec, s, NULL);
+}
+
+int decode_sample_stack(const struct meta *m, const struct pipe_record *rec,
+			struct pipe_sample *s, struct decode_stack *u)
+{
+	return decode_body(m, rec, s, u);
 }
 
 /* Bytes of the sample_id_all trailer for sample_type st. */

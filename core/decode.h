@@ -14,6 +14,22 @@ struct meta;
  * borrow from rec. */
 int decode_sample(const struct meta *m, const struct pipe_record *rec,
 		  struct pipe_sample *out);
+/* The user registers and stack dump of a sample (callchain=dwarf). */
+struct decode_stack {
+	uint64_t abi;          /* PERF_SAMPLE_REGS_ABI_*, 0: no registers */
+	uint64_t regs_mask;    /* sample_regs_user: which registers, in order */
+	const void *regs;      /* borrowed, nr_regs u64 values (unaligned) */
+	uint32_t nr_regs;      /* registers present */
+	uint32_t size_at;      /* offset in the record of the stack size */
+	const uint8_t *stack;  /* borrowed dump, NULL: none */
+	uint64_t size;         /* dump bytes in the record */
+	uint64_t dyn_size;     /* of which the kernel copied this many */
+};
+
+/* decode_sample, plus the user registers and stack when recorded (*u
+ * zeroed when not).  Pointers in *u borrow from rec. */
+int decode_sample_stack(const struct meta *m, const struct pipe_record *rec,
+			struct pipe_sample *s, struct decode_stack *u);
 /* The ids of any record: sample fields for samples, the sample_id_all
  * trailer for the others.  -EINVAL if absent or malformed. */
 int decode_sample_id(const struct meta *m, const struct pipe_record *rec,

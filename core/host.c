@@ -144,6 +144,11 @@ static uint32_t h_event_of_id(struct pipe_ctx *ctx, uint64_t id)
 static int h_decode_sample(struct pipe_ctx *ctx, const struct pipe_record *rec,
 			   struct pipe_sample *out)
 {
+	/* symbolizing sinks see the state of the sample's time: they get
+	 * the stacks of callchain=dwarf recordings unwound */
+	if (ctx->symbols && ctx->run->sym)
+		return symbolizer_decode(ctx->run->sym, ctx->run->meta, rec,
+					 out);
 	return decode_sample(ctx->run->meta, rec, out);
 }
 
@@ -304,6 +309,8 @@ int inst_open(struct inst **out, const struct conf *conf, uint32_t kind,
 		goto out_free;
 	in->p = in->lp->plugin;
 	in->ctx.run = run;
+	in->ctx.symbols = kind == PIPE_KIND_SINK &&
+			  (in->p->flags & PIPE_PLUGIN_SYMBOLS);
 	snprintf(in->ctx.what, sizeof(in->ctx.what), "%s '%s'",
 		 loader_kind_name(kind), in->p->name);
 	tables[0] = in->p->params;

@@ -35,6 +35,7 @@ struct pipe_ctx {
 	struct args *args;           /* owned */
 	char what[160];              /* "sink 'report'" for messages */
 	struct pipe_err err;         /* the plugin's error, if any */
+	bool symbols;                /* a sink with PIPE_PLUGIN_SYMBOLS */
 };
 
 struct inst {

@@ -17,12 +17,14 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "elfsyms.h"
 #include "err.h"
 #include "meta.h"
 #include "symbolizer.h"
 #include "symtab.h"
 #include "threads.h"
+#include "unwind.h"
 
 #define DSO_BUCKETS 1024
 #define DELETED_SUFFIX " (deleted)"
@@ -32,6 +34,9 @@
 #define TEXT_FILE_MAX (UINT64_C(512) << 20)
 #define SYSTEM_DEBUG_ROOT "/usr/lib/debug"
 #define MAX_MODULES 1024
+/* Kernel entries kept ahead of unwound user frames in a joined chain. */
+#define CHAIN_KERNEL_MAX 512
+#define CHAIN_MAX (CHAIN_KERNEL_MAX + 1 + UNWIND_MAX_FRAMES)
 
 enum dso_kind {
 	DSO_ELF = 0,      /* a file with ELF symbols */
@@ -81,6 +86,8 @@ struct symbolizer {
 	bool kernel_checked;             /* kernel_differs is known */
 	bool kernel_differs;             /* recorded kernel is another */
 	char kernel_id[2 * ELFSYMS_BUILD_ID_MAX + 1]; /* running kernel's */
+	struct unwind *unwind;           /* NULL until a stack is unwound */
+	uint64_t chain[CHAIN_MAX];       /* the last joined call chain */
 };
 
 static void sym_warn(struct symbolizer *s, const char *fmt, ...)
@@ -160,6 +167,7 @@ void symbolizer_free(struct symbolizer *s)
 		}
 	}
 	threads_free(s->threads);
+	unwind_free(s->unwind);
 	symtab_free(s->kernel.syms);
 	free(s->kernel.name);
 	free(s->mods);
@@ -333,6 +341,8 @@ void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
 			goto malformed;
 		threads_set_comm(s->threads, rd32(h, 8), rd32(h, 12), comm,
 				 h->misc & PERF_RECORD_MISC_COMM_EXEC);
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			unwind_drop(s->unwind, rd32(h, 8));
 		break;
 	case PERF_RECORD_FORK:
 		if (h->size < 24)
@@ -344,6 +354,8 @@ void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
 		if (h->size < 24)
 			goto malformed;
 		threads_exit(s->threads, rd32(h, 8), rd32(h, 16));
+		if (rd32(h, 8) == rd32(h, 16))
+			unwind_drop(s->unwind, rd32(h, 8));
 		break;
 	default:
 		break;
@@ -1040,5 +1052,59 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 	else if (!elfsyms_vaddr(&d->info, off, &vaddr))
 		vaddr = off;
 	fill(s, d, vaddr, 0, out);
+	return 0;
+}
+
+/* ---- unwinding -------------------------------------------------------- */
+
+/* The ELF file mapped at addr in pid, for the unwinder. */
+static bool unwind_map_of(void *opaque, uint32_t pid, uint64_t addr,
+			  struct unwind_map *out)
+{
+	struct symbolizer *s = opaque;
+	const struct threads_map *m = threads_find_map(s->threads, pid, addr);
+
+	if (!m || m->dso->kind != DSO_ELF)
+		return false;
+	out->start = m->start;
+	out->end = m->end;
+	out->pgoff = m->pgoff;
+	out->path = m->dso->path;
+	return true;
+}
+
+int symbolizer_decode(struct symbolizer *s, const struct meta *m,
+		      const struct pipe_record *rec, struct pipe_sample *out)
+{
+	struct decode_stack st;
+	struct unwind_regs r;
+	uint32_t nr = 0, got;
+	uint64_t i;
+	int ret;
+
+	ret = decode_sample_stack(m, rec, out, &st);
+	if (ret < 0 || st.abi != PERF_SAMPLE_REGS_ABI_64)
+		return ret;
+	if (!s->unwind && unwind_new(&s->unwind, unwind_map_of, s) < 0)
+		return 0;
+	/* the recorded (kernel) part, up to any user part */
+	for (i = 0; i < out->nr_callchain && nr < CHAIN_KERNEL_MAX; i++) {
+		if (out->callchain[i] == (uint64_t)PERF_CONTEXT_USER)
+			break;
+		s->chain[nr++] = out->callchain[i];
+	}
+	s->chain[nr++] = (uint64_t)PERF_CONTEXT_USER;
+	r.mask = st.regs_mask;
+	r.regs = st.regs;
+	r.nr_regs = st.nr_regs;
+	r.stack = st.stack;
+	r.stack_len = st.dyn_size;
+	got = unwind_stack(s->unwind, out->pid, out->tid, &r, s->chain + nr,
+			   UNWIND_MAX_FRAMES);
+	if (got == 0)
+		nr--;
+	out->callchain = s->chain;
+	out->nr_callchain = nr + got;
+	out->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	return 0;
 }

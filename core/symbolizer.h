@@ -34,6 +34,15 @@ void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h);
 /* Resolve; strings in *out live as long as s. */
 int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 		       uint16_t misc, struct pipe_symbol *out);
+/*
+ * Decode a sample (as decode_sample) and, when it carries user registers
+ * and a stack dump (callchain=dwarf), unwind them as of the state applied
+ * so far: the call chain becomes the recorded kernel part, then
+ * PERF_CONTEXT_USER and the unwound user frames, as perf joins them.
+ * out->callchain then points into s and lives until the next call.
+ */
+int symbolizer_decode(struct symbolizer *s, const struct meta *m,
+		      const struct pipe_record *rec, struct pipe_sample *out);
 /* Never NULL ("[unknown]" when not known). */
 const char *symbolizer_comm(struct symbolizer *s, uint32_t tid);
 

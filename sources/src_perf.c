@@ -98,6 +98,25 @@ struct perf_ring {
 	uint32_t last_event;    /* its event index (PIPE_EVENT_NONE: none) */
 };
 
+/* Call chains to record. */
+enum perf_chain {
+	PERF_CHAIN_NONE = 0,  /* the ip alone */
+	PERF_CHAIN_FP = 1,    /* the kernel walks frame pointers */
+	PERF_CHAIN_DWARF = 2, /* user registers and stack, unwound later */
+};
+
+/* callchain=dwarf: default and largest user stack dump (as perf) */
+#define PERF_STACK_DEFAULT 8192
+#define PERF_STACK_MAX 65528
+
+#if defined(__x86_64__)
+/* the user registers perf records for DWARF unwinding on x86_64: AX..SS
+ * (bits 0-11) and R8..R15 (16-23), not the segment registers */
+#define PERF_REGS_USER UINT64_C(0xff0fff)
+#else
+#define PERF_REGS_USER UINT64_C(0)
+#endif
+
 /* What the recording targets. */
 enum perf_mode {
 	PERF_MODE_SYSTEM = 0,   /* pid=-1 on every CPU */
@@ -119,7 +138,8 @@ struct perf_src {
 	pid_t *pids;            /* processes of pid= (exit tracking) */
 	uint32_t nr_pids;
 	bool tids_given;        /* tid= was given (run until stopped) */
-	bool callchain;         /* PERF_SAMPLE_CALLCHAIN */
+	enum perf_chain chain;  /* call chains: none, frame pointers, DWARF */
+	uint32_t stack_size;    /* chain=dwarf: user stack bytes per sample */
 	bool kernel;            /* samples in the kernel too */
 	bool use_period;        /* period= rather than freq= */
 	uint64_t rate;          /* frequency in Hz, or the period */
@@ -176,8 +196,10 @@ static const struct pipe_param perf_params[] = {
 	{ "period", PIPE_PARAM_INT, 0, NULL,
 	  "sample every N events instead of freq=", NULL, 1,
 	  INT64_C(1000000000000) },
-	{ "callchain", PIPE_PARAM_BOOL, 0, "on",
-	  "record frame-pointer call chains", NULL, 0, 0 },
+	{ "callchain", PIPE_PARAM_STR, 0, "fp",
+	  "call chains: fp (frame pointers), dwarf[:SIZE] (user registers "
+	  "and SIZE bytes of stack, default 8K, unwound when read), off",
+	  NULL, 0, 0 },
 	{ "cpus", PIPE_PARAM_LIST, 0, NULL,
 	  "CPUs to record, like 0-3+8 (default: all online)", NULL, 0, 0 },
 	{ "pages", PIPE_PARAM_INT, 0, "128",
@@ -547,6 +569,63 @@ static int parse_targets(struct perf_src *s)
 }
 
 /* Check and keep the parameters. */
+/*
+ * callchain=fp|dwarf[:SIZE]|off ("on" is fp).  The kernel takes a stack
+ * size that is a multiple of 8 and below 64 KiB, as perf checks it.
+ */
+static int parse_chain(struct perf_src *s)
+{
+	const char *v = s->host->arg_str(s->ctx, "callchain");
+	unsigned long long size = PERF_STACK_DEFAULT;
+	char *end;
+
+	if (strcmp(v, "fp") == 0 || strcmp(v, "on") == 0) {
+		s->chain = PERF_CHAIN_FP;
+		return 0;
+	}
+	if (strcmp(v, "off") == 0) {
+		s->chain = PERF_CHAIN_NONE;
+		return 0;
+	}
+	if (strncmp(v, "dwarf", 5) != 0 || (v[5] != '\0' && v[5] != ':'))
+		goto bad;
+	if (v[5] == ':') {
+		errno = 0;
+		size = strtoull(v + 6, &end, 10);
+		if (errno || end == v + 6)
+			goto bad;
+		if (*end == 'K' || *end == 'k') {
+			size *= 1024;
+			end++;
+		}
+		if (*end != '\0')
+			goto bad;
+	}
+	if (size == 0 || size > PERF_STACK_MAX || size % 8 != 0) {
+		s->host->error(s->ctx, "bad stack size in 'callchain=%s': "
+			       "not a multiple of 8 from 8 to %u", v,
+			       PERF_STACK_MAX);
+		s->host->hint(s->ctx, "try callchain=dwarf:8K (the default) "
+			      "or dwarf:16K");
+		return -EINVAL;
+	}
+	if (PERF_REGS_USER == 0) {
+		s->host->error(s->ctx, "cannot record 'callchain=dwarf' on this "
+			       "architecture: only x86_64 is supported");
+		s->host->hint(s->ctx, "use callchain=fp");
+		return -EINVAL;
+	}
+	s->chain = PERF_CHAIN_DWARF;
+	s->stack_size = (uint32_t)size;
+	return 0;
+bad:
+	s->host->error(s->ctx, "bad value '%s' for 'callchain': expected fp, "
+		       "dwarf, dwarf:SIZE or off", v);
+	s->host->hint(s->ctx, "callchain=dwarf:8K records 8 KiB of user stack "
+		      "per sample, unwound when read");
+	return -EINVAL;
+}
+
 static int perf_configure(struct perf_src *s)
 {
 	const struct pipe_host *host = s->host;
@@ -567,7 +646,9 @@ static int perf_configure(struct perf_src *s)
 	s->rate = (uint64_t)(s->use_period ? host->arg_int(ctx, "period")
 					   : host->arg_is_set(ctx, "freq")
 					   ? host->arg_int(ctx, "freq") : 4000);
-	s->callchain = host->arg_int(ctx, "callchain") != 0;
+	ret = parse_chain(s);
+	if (ret < 0)
+		return ret;
 	pages = host->arg_int(ctx, "pages");
 	if (pages < 1 || (pages & (pages - 1))) {
 		host->error(ctx, "bad value '%" PRId64 "' for 'pages': not a "
@@ -704,6 +785,12 @@ static void attr_init(struct perf_src *s, uint32_t e,
 	a->exclude_kernel = !s->kernel;
 	a->exclude_hv = !s->kernel;
 	a->exclude_callchain_kernel = !s->kernel;
+	if (s->chain == PERF_CHAIN_DWARF) {
+		/* the user part comes from unwinding the stack dump */
+		a->exclude_callchain_user = 1;
+		a->sample_regs_user = PERF_REGS_USER;
+		a->sample_stack_user = s->stack_size;
+	}
 	if (s->mode != PERF_MODE_SYSTEM)
 		a->inherit = 1;
 	if (s->mode == PERF_MODE_COMMAND)
@@ -1559,8 +1646,11 @@ static int perf_start(void *state)
 	s->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP |
 			 PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
-	if (s->callchain)
+	if (s->chain != PERF_CHAIN_NONE)
 		s->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	if (s->chain == PERF_CHAIN_DWARF)
+		s->sample_type |= PERF_SAMPLE_REGS_USER |
+				  PERF_SAMPLE_STACK_USER;
 	if (s->mode == PERF_MODE_SYSTEM) {
 		s->targets = calloc(1, sizeof(*s->targets));
 		if (!s->targets)

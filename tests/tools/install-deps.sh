@@ -4,7 +4,7 @@
 # Debian's archive; does nothing when everything is present.
 set -u
 pkgs=(gcc g++ make pkg-config binutils libc6-dev
-      libzstd-dev liblzma-dev zlib1g-dev libelf-dev libxxhash-dev
+      libzstd-dev liblzma-dev zlib1g-dev libelf-dev libdw-dev libxxhash-dev
       libiberty-dev python3 jq procps linux-perf util-linux)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,268 @@
+/*
+ * unwind.c - DWARF unwinding of sampled user stacks with libdw (see
+ * unwind.h).  A process keeps its Dwfl between samples, so each binary's
+ * ELF and CFI are read once; modules are reported the first time a frame
+ * lands in them.  Only x86_64 register dumps are understood.
+ */
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind.h"
+
+/* Processes whose Dwfl stays open; the least recently used goes first. */
+#define UNWIND_PROCS 32
+/* Files that would not load, remembered per process (not retried). */
+#define UNWIND_BAD_MAX 16
+/* x86_64 DWARF registers: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
+#define UNWIND_NREGS 17
+#define DWARF_SP 7
+
+/* perf's x86_64 register numbers, in DWARF order (PERF_REG_X86_*) */
+static const uint8_t perf_of_dwarf[UNWIND_NREGS] = {
+	0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 8,
+};
+
+struct unwind_proc {
+	Dwfl *dwfl;                    /* NULL: slot free */
+	uint32_t pid;
+	bool attached;                 /* dwfl_attach_state done */
+	uint64_t last_use;             /* u->clock at the last unwind */
+	uint64_t bad[UNWIND_BAD_MAX];  /* map starts that failed to load */
+	uint32_t nr_bad;
+};
+
+/* The sample being unwound. */
+struct unwind_cur {
+	uint32_t pid, tid;
+	uint64_t sp;                    /* the dump starts here */
+	const uint8_t *stack;
+	uint64_t stack_len;
+	Dwarf_Word regs[UNWIND_NREGS];
+	uint64_t *frames;
+	uint32_t nr, max;
+};
+
+struct unwind {
+	unwind_find_map_fn find_map;
+	void *opaque;
+	struct unwind_proc procs[UNWIND_PROCS];
+	uint64_t clock;                 /* unwinds so far */
+	struct unwind_cur *cur;         /* set during an unwind */
+	struct unwind_proc *cur_proc;
+	char *debuginfo_path;           /* NULL: libdw's default */
+	Dwfl_Callbacks cb;              /* lives as long as the Dwfls */
+};
+
+int unwind_new(struct unwind **out, unwind_find_map_fn find_map,
+	       void *opaque)
+{
+	struct unwind *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return -ENOMEM;
+	u->find_map = find_map;
+	u->opaque = opaque;
+	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.section_address = dwfl_offline_section_address;
+	u->cb.debuginfo_path = &u->debuginfo_path;
+	*out = u;
+	return 0;
+}
+
+static void proc_release(struct unwind_proc *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	memset(p, 0, sizeof(*p));
+}
+
+void unwind_free(struct unwind *u)
+{
+	uint32_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < UNWIND_PROCS; i++)
+		proc_release(&u->procs[i]);
+	free(u);
+}
+
+void unwind_drop(struct unwind *u, uint32_t pid)
+{
+	uint32_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < UNWIND_PROCS; i++)
+		if (u->procs[i].dwfl && u->procs[i].pid == pid)
+			proc_release(&u->procs[i]);
+}
+
+/* The process's slot, a fresh Dwfl in the least recently used one if
+ * needed; NULL when libdw cannot start one. */
+static struct unwind_proc *proc_get(struct unwind *u, uint32_t pid)
+{
+	struct unwind_proc *p, *lru = &u->procs[0];
+	uint32_t i;
+
+	for (i = 0; i < UNWIND_PROCS; i++) {
+		p = &u->procs[i];
+		if (p->dwfl && p->pid == pid)
+			return p;
+		if (!p->dwfl || (lru->dwfl && p->last_use < lru->last_use))
+			lru = p;
+	}
+	proc_release(lru);
+	lru->dwfl = dwfl_begin(&u->cb);
+	if (!lru->dwfl)
+		return NULL;
+	lru->pid = pid;
+	return lru;
+}
+
+/* Make sure the binary mapped at pc is a module of p's Dwfl. */
+static bool report_module(struct unwind *u, struct unwind_proc *p,
+			  uint64_t pc)
+{
+	struct unwind_map m;
+	const char *name;
+	Dwfl_Module *mod;
+	uint32_t i;
+
+	if (dwfl_addrmodule(p->dwfl, pc))
+		return true;
+	if (!u->find_map(u->opaque, p->pid, pc, &m))
+		return false;
+	for (i = 0; i < p->nr_bad; i++)
+		if (p->bad[i] == m.start)
+			return false;
+	name = strrchr(m.path, '/');
+	name = name ? name + 1 : m.path;
+	dwfl_report_begin_add(p->dwfl);
+	mod = dwfl_report_elf(p->dwfl, name, m.path, -1, m.start - m.pgoff,
+			      false);
+	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!mod && p->nr_bad < UNWIND_BAD_MAX)
+		p->bad[p->nr_bad++] = m.start;
+	return mod != NULL;
+}
+
+static pid_t next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct unwind *u = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = u;
+	return (pid_t)u->cur->tid;
+}
+
+static bool get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* Stack memory comes from the dump; nothing else is readable. */
+static bool memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			void *arg)
+{
+	const struct unwind_cur *c = ((struct unwind *)arg)->cur;
+
+	(void)dwfl;
+	if (addr < c->sp || c->stack_len < sizeof(*result) ||
+	    addr - c->sp > c->stack_len - sizeof(*result))
+		return false;
+	memcpy(result, c->stack + (addr - c->sp), sizeof(*result));
+	return true;
+}
+
+static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct unwind_cur *c = ((struct unwind *)arg)->cur;
+
+	return dwfl_thread_state_registers(thread, 0, UNWIND_NREGS, c->regs);
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = next_thread,
+	.get_thread = get_thread,
+	.memory_read = memory_read,
+	.set_initial_registers = set_initial_registers,
+};
+
+static int frame_cb(Dwfl_Frame *state, void *arg)
+{
+	struct unwind *u = arg;
+	struct unwind_cur *c = u->cur;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation))
+		return DWARF_CB_ABORT;
+	/* the next step needs the CFI of the binary this frame is in */
+	report_module(u, u->cur_proc, activation || pc == 0 ? pc : pc - 1);
+	c->frames[c->nr++] = pc;
+	return c->nr < c->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+/* The DWARF-ordered registers from a perf dump; false without ip or sp. */
+static bool take_regs(const struct unwind_regs *r, Dwarf_Word *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < UNWIND_NREGS; i++) {
+		uint64_t bit = UINT64_C(1) << perf_of_dwarf[i];
+		uint32_t at;
+
+		out[i] = 0;
+		if (!(r->mask & bit))
+			continue;
+		at = (uint32_t)__builtin_popcountll(r->mask & (bit - 1));
+		if (at >= r->nr_regs)
+			return false;
+		memcpy(&out[i], (const uint8_t *)r->regs + 8 * at, 8);
+	}
+	return (r->mask & (UINT64_C(1) << 7)) && (r->mask & (UINT64_C(1) << 8));
+}
+
+uint32_t unwind_stack(struct unwind *u, uint32_t pid, uint32_t tid,
+		      const struct unwind_regs *r, uint64_t *frames,
+		      uint32_t max)
+{
+	struct unwind_cur c = { .pid = pid, .tid = tid, .frames = frames };
+	struct unwind_proc *p;
+
+	if (max == 0 || !take_regs(r, c.regs))
+		return 0;
+	c.max = max;
+	c.sp = c.regs[DWARF_SP];
+	c.stack = r->stack;
+	c.stack_len = r->stack ? r->stack_len : 0;
+	frames[0] = c.regs[UNWIND_NREGS - 1];
+	p = proc_get(u, pid);
+	if (!p)
+		return 1;
+	p->last_use = ++u->clock;
+	if (!report_module(u, p, frames[0]))
+		return 1;
+	if (!p->attached) {
+		if (!dwfl_attach_state(p->dwfl, NULL, (pid_t)pid,
+				       &thread_callbacks, u))
+			return 1;
+		p->attached = true;
+	}
+	u->cur = &c;
+	u->cur_proc = p;
+	/* ends with an error at the outermost frame: what it found counts */
+	dwfl_getthread_frames(p->dwfl, (pid_t)tid, frame_cb, u);
+	u->cur = NULL;
+	u->cur_proc = NULL;
+	return c.nr ? c.nr : 1;
+}
