@@ -9,36 +9,24 @@
 # skips (the last line of its output is the reason), anything else fails.
 # Unit test binaries follow the same exit convention.
 #
+# Cases run in parallel, TEST_JOBS at a time (default: one more than the
+# CPUs, at most 4); results are printed in suite order as they complete.
+# TEST_FILTER=substr runs only the cases whose name contains it.
+#
 # Ends with "N passed, N failed, N skipped" over every build, skips listed.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 pass=0 fail=0 skip=0
 skips=() fails=()
 filter=${TEST_FILTER:-}
-
-run_one() { # build name cmd...
-	local b=$1 name=$2; shift 2
-	local out rc
-	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && return
-	t_start=$(date +%s)
-	out=$("$@" 2>&1); rc=$?
-	report "$b" "$name" "$rc" "$out"
-}
-
-report() { # build name rc output
-	local b=$1 name=$2 rc=$3 out=$4 secs
-	secs=$(( $(date +%s) - t_start ))
-	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1)); echo "ok    [$b] $name (${secs}s)"
-	elif [ "$rc" = 77 ]; then
-		local why; why=$(printf '%s\n' "$out" | tail -n 1)
-		skip=$((skip + 1)); skips+=("[$b] $name: $why"); echo "skip  [$b] $name: $why"
-	else
-		fail=$((fail + 1)); fails+=("[$b] $name")
-		echo "FAIL  [$b] $name (exit $rc)"
-		printf '%s\n' "$out" | tail -n 25 | sed 's/^/      | /'
-	fi
-}
+ncpu=$(nproc 2>/dev/null || echo 2)
+jobs=${TEST_JOBS:-$(( ncpu + 1 > 4 ? 4 : ncpu + 1 ))}
+case $jobs in
+''|*[!0-9]*|0) echo "tests/run.sh: TEST_JOBS must be a positive number" >&2; exit 2 ;;
+esac
+umask 022
+res=$(mktemp -d "${TMPDIR:-/tmp}/pipe-suite.XXXXXX")
+trap 'rm -rf "$res"' EXIT
 
 # Kill what a case left running (found by the marker in its environment);
 # prints how many there were.
@@ -53,11 +41,30 @@ reap() { # work-dir
 	echo "$n"
 }
 
-run_e2e() { # build case-dir
-	local b=$1 dir=$2 name work out rc
-	name=e2e/$(basename "$dir")
-	[ -n "$filter" ] && [[ "$name" != *$filter* ]] && return
-	t_start=$(date +%s)
+# Each task leaves $res/IDX.rc and $res/IDX.out, then $res/IDX.done
+# (written last, so the printer never sees half a result).
+# The CPU time is the task's children's (bash's `times`, second line).
+finish() { # idx rc output start-seconds
+	local cpu
+	times > "$res/$1.times"
+	cpu=$(awk 'NR == 2 { n = 0
+		for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
+		printf "%.0f", n }' "$res/$1.times")
+	printf '%s\n' "$3" > "$res/$1.out"
+	echo "$2 $(( $(date +%s) - $4 )) $cpu" > "$res/$1.rc"
+	: > "$res/$1.done"
+}
+
+run_unit() { # idx build binary
+	local start out rc
+	start=$(date +%s)
+	out=$(env TOP="$TOP" BUILD="$TOP/$2" timeout 300 "$3" 2>&1); rc=$?
+	finish "$1" "$rc" "$out" "$start"
+}
+
+run_e2e() { # idx build case-dir
+	local idx=$1 b=$2 dir=$3 work out rc left start
+	start=$(date +%s)
 	work=$(mktemp -d "${TMPDIR:-/tmp}/pipe-test.XXXXXX")
 	out=$(cd "$work" && PIPE="$TOP/$b/pipe" BUILD="$TOP/$b" TOP="$TOP" \
 		CASE="$dir" WORK="$work" PIPE_TEST_WORK="$work" \
@@ -76,30 +83,88 @@ run_e2e() { # build case-dir
 		out=$(printf '%s\n%s' "$out" "$(cat "$work/.stderr")")
 		[ "$rc" = 77 ] && out=$(printf '%s\n' "$out" | grep -v '^$' | tail -n 1)
 	fi
-	report "$b" "$name" "$rc" "$out"
 	rm -rf "$work"
+	finish "$idx" "$rc" "$out" "$start"
 }
 
-for b in "$@"; do
-	echo "== suite on $b"
-	for t in "$TOP/$b"/tests/test_*; do
-		[ -x "$t" ] || continue
-		run_one "$b" "unit/$(basename "$t")" env TOP="$TOP" BUILD="$TOP/$b" "$t"
-	done
-	for d in "$TOP"/tests/e2e/*/; do
-		[ -f "$d/cmd" ] || continue
-		run_e2e "$b" "${d%/}"
-	done
-done
+report() { # build name rc secs cpu-secs output
+	local b=$1 name=$2 rc=$3 secs=$4 cpu=$5 out=$6
+	if [ "$rc" = 0 ]; then
+		pass=$((pass + 1)); echo "ok    [$b] $name (${secs}s, cpu ${cpu}s)"
+	elif [ "$rc" = 77 ]; then
+		local why; why=$(printf '%s\n' "$out" | grep -v '^$' | tail -n 1)
+		skip=$((skip + 1)); skips+=("[$b] $name: $why"); echo "skip  [$b] $name: $why"
+	else
+		fail=$((fail + 1)); fails+=("[$b] $name")
+		echo "FAIL  [$b] $name (exit $rc, ${secs}s)"
+		printf '%s\n' "$out" | tail -n 25 | sed 's/^/      | /'
+	fi
+}
 
-echo
-if [ ${#skips[@]} -gt 0 ]; then
-	echo "skipped:"
-	printf '  %s\n' "${skips[@]}"
-fi
-if [ ${#fails[@]} -gt 0 ]; then
-	echo "failed:"
-	printf '  %s\n' "${fails[@]}"
-fi
-echo "$pass passed, $fail failed, $skip skipped"
-[ "$fail" = 0 ]
+# the task list, in suite order
+t_build=() t_kind=() t_path=() t_name=()
+add() { # build kind path name
+	[ -n "$filter" ] && [[ "$4" != *$filter* ]] && return
+	t_build+=("$1") t_kind+=("$2") t_path+=("$3") t_name+=("$4")
+}
+
+# print every finished result that comes next in suite order
+shown=0 header=
+flush() {
+	local rc secs cpu
+	while [ "$shown" -lt "${#t_name[@]}" ] && [ -e "$res/$shown.done" ]; do
+		if [ "${t_build[$shown]}" != "$header" ]; then
+			header=${t_build[$shown]}
+			echo "== suite on $header"
+		fi
+		read -r rc secs cpu < "$res/$shown.rc"
+		report "${t_build[$shown]}" "${t_name[$shown]}" "$rc" "$secs" \
+			"$cpu" "$(cat "$res/$shown.out")"
+		shown=$((shown + 1))
+	done
+}
+
+main() {
+	local b t d i
+	for b in "$@"; do
+		for t in "$TOP/$b"/tests/test_*; do
+			[ -x "$t" ] || continue
+			add "$b" unit "$t" "unit/$(basename "$t")"
+		done
+		for d in "$TOP"/tests/e2e/*/; do
+			[ -f "$d/cmd" ] || continue
+			add "$b" e2e "${d%/}" "e2e/$(basename "$d")"
+		done
+	done
+	for i in "${!t_name[@]}"; do
+		while [ "$(jobs -pr | wc -l)" -ge "$jobs" ]; do
+			wait -n
+			flush
+		done
+		if [ "${t_kind[$i]}" = unit ]; then
+			run_unit "$i" "${t_build[$i]}" "${t_path[$i]}" &
+		else
+			run_e2e "$i" "${t_build[$i]}" "${t_path[$i]}" &
+		fi
+		flush
+	done
+	wait
+	flush
+
+	echo
+	if [ ${#skips[@]} -gt 0 ]; then
+		echo "skipped:"
+		printf '  %s\n' "${skips[@]}"
+	fi
+	if [ ${#fails[@]} -gt 0 ]; then
+		echo "failed:"
+		printf '  %s\n' "${fails[@]}"
+	fi
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" = 0 ] && [ "$shown" = "${#t_name[@]}" ]
+}
+
+# main runs only once bash has read the whole file: editing this script
+# while a suite runs cannot break that run
+main "$@"
+exit
