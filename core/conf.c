@@ -9,13 +9,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "err.h"
 #include "pipe_plugin.h"
+#include "trust.h"
 
 #define CONF_LINE_MAX 4096     /* longest line */
+#define CONF_FILE_MAX (1 << 20) /* largest file, bytes */
 #define CONF_ENTRIES_MAX 4096  /* plugins over all files */
 #define CONF_FILES_MAX 16
 #define CONF_NAME_MAX 64
@@ -347,33 +350,72 @@ out:
 	return ret;
 }
 
-int conf_load_file(struct conf *c, const char *path,
-		   void (*note)(const char *line), struct pipe_err *err)
+/*
+ * Open a conf file: a regular file (a FIFO cannot hang pipe) of at most
+ * CONF_FILE_MAX bytes, owned by the user or root (perf's rule for
+ * ~/.perfconfig; only root under set-id or file capabilities).  On
+ * success *f is owned by the caller.
+ */
+static int conf_open(const char *path, FILE **f, struct pipe_err *err)
 {
-	FILE *f = fopen(path, "r");
-	int ret;
+	struct stat st;
+	int fd, ret;
 
-	if (!f)
-		return pipe_err_set(err, -errno, "cannot read '%s': %s", path,
-				    strerror(errno));
-	ret = file_add(c, path, err);
+	fd = trust_open(path, "cannot read", &st, err);
+	if (fd < 0)
+		return fd;
+	ret = trust_check_owner(&st, "plugins.conf", path, err);
+	if (ret == 0 && st.st_size > CONF_FILE_MAX)
+		ret = pipe_err_set(err, -EFBIG, "cannot read '%s': larger "
+				   "than %d bytes", path, CONF_FILE_MAX);
+	if (ret == 0) {
+		*f = fdopen(fd, "r");
+		if (*f)
+			return 0;
+		ret = pipe_err_set(err, -errno, "cannot read '%s': %s", path,
+				   strerror(errno));
+	}
+	close(fd);
+	return ret;
+}
+
+static int conf_read(struct conf *c, FILE *f, const char *path,
+		     void (*note)(const char *line), struct pipe_err *err)
+{
+	int ret = file_add(c, path, err);
+
 	if (ret == 0)
 		ret = lines_read(c, f, path, note, err);
 	fclose(f);
 	return ret;
 }
 
-/* The user's file: $XDG_CONFIG_HOME/pipe/plugins.conf, else
- * $HOME/.config/pipe/plugins.conf; NULL when neither is set.  malloc'd. */
+int conf_load_file(struct conf *c, const char *path,
+		   void (*note)(const char *line), struct pipe_err *err)
+{
+	FILE *f;
+	int ret = conf_open(path, &f, err);
+
+	if (ret < 0)
+		return ret;
+	return conf_read(c, f, path, note, err);
+}
+
+/*
+ * The user's file: $XDG_CONFIG_HOME/pipe/plugins.conf, else
+ * $HOME/.config/pipe/plugins.conf; NULL when neither is an absolute path
+ * (the XDG spec ignores a relative XDG_CONFIG_HOME; a relative HOME would
+ * make the file depend on the current directory) or when pipe runs set-id
+ * or with capabilities (secure_getenv).  malloc'd.
+ */
 static char *user_conf_path(void)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME");
-	const char *home = getenv("HOME");
+	const char *xdg = secure_getenv("XDG_CONFIG_HOME");
+	const char *home = secure_getenv("HOME");
 	const char *tail = "pipe/plugins.conf";
 	char *out;
 	size_t n;
 
-	/* the XDG spec ignores a relative XDG_CONFIG_HOME */
 	if (xdg && xdg[0] == '/') {
 		n = strlen(xdg) + strlen(tail) + 2;
 		out = malloc(n);
@@ -381,7 +423,7 @@ static char *user_conf_path(void)
 			snprintf(out, n, "%s/%s", xdg, tail);
 		return out;
 	}
-	if (!home || !*home)
+	if (!home || home[0] != '/')
 		return NULL;
 	n = strlen(home) + strlen(tail) + 10;
 	out = malloc(n);
@@ -390,13 +432,39 @@ static char *user_conf_path(void)
 	return out;
 }
 
+/* The user's file when there is one; one owned by someone else is
+ * skipped with a warning, as perf does with ~/.perfconfig. */
+static int conf_load_user(struct conf *c, void (*note)(const char *line),
+			  struct pipe_err *err)
+{
+	char *user = user_conf_path();
+	char line[sizeof(err->msg) + 32];
+	FILE *f;
+	int ret;
+
+	if (!user)
+		return 0;
+	ret = conf_open(user, &f, err);
+	if (ret == -ENOENT || ret == -ENOTDIR) {
+		ret = 0;
+	} else if (ret == -EPERM) {
+		snprintf(line, sizeof(line), "warning: %s: ignored", err->msg);
+		if (note)
+			note(line);
+		pipe_err_clear(err);
+		ret = 0;
+	} else if (ret == 0) {
+		ret = conf_read(c, f, user, note, err);
+	}
+	free(user);
+	return ret;
+}
+
 int conf_load(struct conf **out, const char *builtin,
 	      void (*note)(const char *line), struct pipe_err *err)
 {
-	const char *env = getenv("PIPE_PLUGINS_CONF");
+	const char *env = secure_getenv("PIPE_PLUGINS_CONF");
 	struct conf *c = conf_new();
-	char *user = NULL;
-	FILE *f;
 	int ret = 0;
 
 	*out = NULL;
@@ -413,26 +481,12 @@ int conf_load(struct conf **out, const char *builtin,
 			pipe_err_hint(err, "run make to build pipe and its "
 				      "plugins.conf");
 	}
-	if (ret < 0)
-		goto out_free;
-	user = user_conf_path();
-	if (!user)
-		goto out_done;
-	f = fopen(user, "r");
-	if (!f && (errno == ENOENT || errno == ENOTDIR))
-		goto out_done;
-	if (f)
-		fclose(f);
-	ret = conf_load_file(c, user, note, err);
-	if (ret < 0)
-		goto out_free;
-out_done:
-	free(user);
+	if (ret == 0)
+		ret = conf_load_user(c, note, err);
+	if (ret < 0) {
+		conf_free(c);
+		return ret;
+	}
 	*out = c;
 	return 0;
-
-out_free:
-	free(user);
-	conf_free(c);
-	return ret;
 }

@@ -35,11 +35,18 @@ struct conf {
  * $PIPE_PLUGINS_CONF or `builtin` is an error; a missing user file is not.
  * Same kind and name twice in one file is an error.  *out is owned by the
  * caller (conf_free).
+ *
+ * Trust: the variables are read with secure_getenv (ignored when pipe
+ * runs set-id or with file capabilities), a relative HOME or
+ * XDG_CONFIG_HOME is ignored, and each file must be owned by the user or
+ * root (root alone when set-id or with capabilities; writable by no one
+ * else when privileged, see trust.h): a user file that is not gets a
+ * "warning: ...: ignored" line through `note`, any other is an error.
  */
 int conf_load(struct conf **out, const char *builtin,
 	      void (*note)(const char *line), struct pipe_err *err);
-/* Add one file's lines; a missing file is an error.  Errors name
- * "PATH:LINE" with PATH as given. */
+/* Add one file's lines; a missing, untrusted (as above) or non-regular
+ * file is an error.  Errors name "PATH:LINE" with PATH as given. */
 int conf_load_file(struct conf *c, const char *path,
 		   void (*note)(const char *line), struct pipe_err *err);
 struct conf *conf_new(void);

@@ -12,12 +12,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
 #include "loader.h"
 #include "params.h"
+#include "trust.h"
 
 /* Every plugin of ABI 1.0 has at least this many descriptor bytes. */
 #define LOADER_SIZE_V1_0                        \
@@ -46,7 +48,12 @@ static unsigned elf_type(const unsigned char *ehdr)
 	return (unsigned)ehdr[17] << 8 | ehdr[16];
 }
 
-/* The file exists, is readable and is an ELF shared object (ET_DYN). */
+/*
+ * The file is a readable regular file (opened without blocking, so a FIFO
+ * cannot hang pipe), an ELF shared object (ET_DYN), and when pipe is
+ * privileged owned and writable by root or the user alone.  Returns the
+ * open fd, which the caller closes after dlopen.
+ */
 static int file_check(const char *path, struct pipe_err *err)
 {
 	unsigned char ehdr[18]; /* e_ident and e_type */
@@ -54,27 +61,29 @@ static int file_check(const char *path, struct pipe_err *err)
 	ssize_t n;
 	int fd, ret = 0;
 
-	if (stat(path, &st) < 0)
-		return pipe_err_set(err, -errno, "cannot load plugin '%s': %s",
-				    path, strerror(errno));
-	if (S_ISDIR(st.st_mode))
-		return pipe_err_set(err, -EISDIR, "cannot load plugin '%s': %s",
-				    path, strerror(EISDIR));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = trust_open(path, "cannot load plugin", &st, err);
 	if (fd < 0)
-		return pipe_err_set(err, -errno, "cannot load plugin '%s': %s",
-				    path, strerror(errno));
+		return fd;
+	if (trust_is_privileged()) {
+		ret = trust_check_owner(&st, "plugin", path, err);
+		if (ret < 0)
+			goto out;
+	}
 	n = read(fd, ehdr, sizeof(ehdr));
 	if (n < 0)
 		ret = pipe_err_set(err, -errno, "cannot load plugin '%s': %s",
 				   path, strerror(errno));
-	else if (!S_ISREG(st.st_mode) || n != (ssize_t)sizeof(ehdr) ||
+	else if (n != (ssize_t)sizeof(ehdr) ||
 		 memcmp(ehdr, ELFMAG, SELFMAG) ||
 		 elf_type(ehdr) != ET_DYN)
 		ret = pipe_err_set(err, -ENOEXEC, "cannot load plugin '%s': "
 				   "not a shared object", path);
-	close(fd);
-	return ret;
+out:
+	if (ret < 0) {
+		close(fd);
+		return ret;
+	}
+	return fd;
 }
 
 /* dlopen's message without its leading "PATH: ", on one line. */
@@ -222,24 +231,32 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	char *dlpath = NULL;
 	char why[512];
 	size_t n;
-	int ret;
+	int fd, ret;
 
 	*out = NULL;
-	ret = file_check(path, err);
-	if (ret < 0)
-		return ret;
+	fd = file_check(path, err);
+	if (fd < 0)
+		return fd;
 	l = calloc(1, sizeof(*l));
-	if (!l)
+	if (!l) {
+		close(fd);
 		return pipe_err_set(err, -ENOMEM, "out of memory");
+	}
 	l->path = strdup(path);
 	/* a name without '/' would make dlopen search the library path */
-	n = strlen(path) + 3;
+	n = strlen(path) + 32;
 	dlpath = malloc(n);
 	if (!l->path || !dlpath) {
 		ret = pipe_err_set(err, -ENOMEM, "out of memory");
 		goto out_free;
 	}
-	snprintf(dlpath, n, "%s%s", strchr(path, '/') ? "" : "./", path);
+	/* set-id or with capabilities, load the very file checked above:
+	 * the user could swap the path's file in between */
+	if (getauxval(AT_SECURE))
+		snprintf(dlpath, n, "/proc/self/fd/%d", fd);
+	else
+		snprintf(dlpath, n, "%s%s", strchr(path, '/') ? "" : "./",
+			 path);
 	l->handle = dlopen(dlpath, RTLD_NOW | RTLD_LOCAL);
 	if (!l->handle) {
 		dlerror_tail(why, sizeof(why), dlpath);
@@ -259,11 +276,13 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	if (ret < 0)
 		goto out_free;
 	free(dlpath);
+	close(fd);
 	*out = l;
 	return 0;
 
 out_free:
 	free(dlpath);
+	close(fd);
 	loader_close(l);
 	return ret;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "decode.h"
@@ -24,6 +25,7 @@
 #include "symbolizer.h"
 #include "symtab.h"
 #include "threads.h"
+#include "trust.h"
 #include "unwind.h"
 
 #define DSO_BUCKETS 1024
@@ -377,20 +379,29 @@ const char *symbolizer_comm(struct symbolizer *s, uint32_t tid)
 
 /* ---- text files: kallsyms and perf maps ------------------------------- */
 
-/* Read a whole (possibly /proc, size-less) file: *buf owned, NUL-ended. */
-static int read_text(const char *path, char **buf, size_t *len)
+/*
+ * Read a whole (possibly /proc, size-less) regular file: *buf owned,
+ * NUL-ended; *owner (may be NULL) is its owner.  A FIFO or device is
+ * -EINVAL, never waited on.
+ */
+static int read_text(const char *path, char **buf, size_t *len,
+		     uid_t *owner)
 {
 	size_t cap = 1 << 16, n = 0;
+	struct pipe_err err;
+	struct stat st;
 	char *b = malloc(cap);
 	int fd, ret = 0;
 
 	if (!b)
 		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = trust_open(path, "cannot read", &st, &err);
 	if (fd < 0) {
 		free(b);
-		return -errno;
+		return fd;
 	}
+	if (owner)
+		*owner = st.st_uid;
 	for (;;) {
 		ssize_t got;
 
@@ -572,7 +583,7 @@ static bool kernel_same(struct symbolizer *s)
 	s->kernel_checked = true;
 	if (!rec || !rec[0])
 		return true;
-	if (read_text("/sys/kernel/notes", &buf, &len) == 0) {
+	if (read_text("/sys/kernel/notes", &buf, &len, NULL) == 0) {
 		n = elfsyms_notes_build_id(buf, len, id);
 		free(buf);
 	}
@@ -632,7 +643,7 @@ static void load_kernel(struct symbolizer *s)
 
 	s->kernel.loaded = true;
 	check_kernel_build_id(s);
-	ret = read_text(path, &buf, &len);
+	ret = read_text(path, &buf, &len, NULL);
 	if (ret < 0) {
 		sym_warn(s, "cannot read '%s': %s: kernel symbols unresolved",
 			 path, strerror(-ret));
@@ -692,11 +703,19 @@ static void load_perfmap(struct symbolizer *s, struct dso *d)
 	struct pipe_err err;
 	char *buf = NULL;
 	size_t len;
+	uid_t owner;
 	int ret;
 
 	d->loaded = true;
-	if (read_text(d->path, &buf, &len) < 0)
+	if (read_text(d->path, &buf, &len, &owner) < 0)
 		return;
+	/* any user can write /tmp/perf-PID.map: perf ignores it too */
+	if (owner != 0 && owner != geteuid()) {
+		sym_warn(s, "'%s' is owned by uid %u, not by you or root: "
+			 "ignored", d->path, (unsigned)owner);
+		free(buf);
+		return;
+	}
 	ret = symtab_builder_new(&b, buf, len, len / 32, &err);
 	if (ret == 0)
 		ret = parse_perfmap(buf, len, b);
@@ -760,7 +779,7 @@ static bool find_copy(struct symbolizer *s, const uint8_t *id,
 {
 	const char *roots[2] = { s->debug_dir, SYSTEM_DEBUG_ROOT };
 	char hex[2 * ELFSYMS_BUILD_ID_MAX + 1], cand[PATH_MAX];
-	const char *home = getenv("HOME");
+	const char *home = secure_getenv("HOME");
 	size_t r;
 
 	if (id_len < 2)
@@ -774,7 +793,7 @@ static bool find_copy(struct symbolizer *s, const uint8_t *id,
 		if (try_file(cand, ELFSYMS_ANY, id, id_len, info, syms))
 			return true;
 	}
-	if (!home)
+	if (!home || home[0] != '/')
 		return false;
 	snprintf(cand, sizeof(cand), "%s/.debug/.build-id/%.2s/%s/elf", home,
 		 hex, hex + 2);

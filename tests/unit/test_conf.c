@@ -281,6 +281,95 @@ static void test_load_order(void)
 	conf_free(c);
 }
 
+/*
+ * Trust: a relative HOME is ignored; a FIFO is refused at once (never
+ * waited on); files owned by another user are an error, or skipped with
+ * a warning for the user's own file, as perf does with ~/.perfconfig;
+ * run as root (privileged), group- or world-writable files are refused.
+ */
+static void test_trust(void)
+{
+	char home[256], buf[512], want[800], cwd[4096];
+	const char *builtin, *user;
+	struct conf *c = NULL;
+	int ret;
+
+	builtin = put("trust.conf", "sink null n.so\n");
+	unsetenv("PIPE_PLUGINS_CONF");
+	unsetenv("XDG_CONFIG_HOME");
+	/* HOME=rel with rel/.config/pipe/plugins.conf under the cwd */
+	snprintf(home, sizeof(home), "%s/rel/.config/pipe", dir);
+	snprintf(buf, sizeof(buf), "mkdir -p '%s'", home);
+	CHECK(system(buf) == 0);
+	put("rel/.config/pipe/plugins.conf", "sinc bad b.so\n");
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK(chdir(dir) == 0);
+	setenv("HOME", "rel", 1);
+	CHECK(conf_load(&c, builtin, NULL, &err) == 0);
+	CHECK(c && c->nr_files == 1);
+	conf_free(c);
+	CHECK(chdir(cwd) == 0);
+	unsetenv("HOME");
+
+	/* a FIFO: refused without blocking */
+	snprintf(buf, sizeof(buf), "%s/fifo.conf", dir);
+	CHECK(mkfifo(buf, 0600) == 0);
+	setenv("PIPE_PLUGINS_CONF", buf, 1);
+	CHECK(conf_load(&c, builtin, NULL, &err) == -EINVAL);
+	snprintf(want, sizeof(want), "cannot read '%s': not a regular file",
+		 buf);
+	CHECK_STR(err.msg, want);
+	unsetenv("PIPE_PLUGINS_CONF");
+
+	if (geteuid() != 0) {
+		printf("note: not root: ownership checks not run\n");
+		return;
+	}
+	/* owned by another user: an error when named, skipped when found */
+	user = put("other.conf", "sink null n.so\n");
+	CHECK(chown(user, 65534, 65534) == 0);
+	setenv("PIPE_PLUGINS_CONF", user, 1);
+	CHECK(conf_load(&c, builtin, NULL, &err) == -EPERM);
+	snprintf(buf, sizeof(buf), "plugins.conf '%s' is owned by uid 65534, "
+		 "not by you or root", user);
+	CHECK_STR(err.msg, buf);
+	CHECK_STR(err.hint, "chown it, or use a copy of your own");
+	unsetenv("PIPE_PLUGINS_CONF");
+	snprintf(home, sizeof(home), "%s/xdg2/pipe", dir);
+	snprintf(buf, sizeof(buf), "mkdir -p '%s'", home);
+	CHECK(system(buf) == 0);
+	user = put("xdg2/pipe/plugins.conf", "sink mine m.so\n");
+	CHECK(chown(user, 65534, 65534) == 0);
+	snprintf(home, sizeof(home), "%s/xdg2", dir);
+	setenv("XDG_CONFIG_HOME", home, 1);
+	notes[0] = '\0';
+	CHECK(conf_load(&c, builtin, note_keep, &err) == 0);
+	CHECK(c && c->nr_files == 1);
+	CHECK(c && !conf_find(c, PIPE_KIND_SINK, "mine"));
+	conf_free(c);
+	snprintf(buf, sizeof(buf), "warning: plugins.conf '%s' is owned by "
+		 "uid 65534, not by you or root: ignored\n", user);
+	CHECK_STR(notes, buf);
+	/* root-owned but writable by others: refused when privileged */
+	CHECK(chown(user, 0, 0) == 0);
+	CHECK(chmod(user, 0664) == 0);
+	ret = conf_load(&c, builtin, note_keep, &err);
+	CHECK(ret == 0);
+	CHECK(c && !conf_find(c, PIPE_KIND_SINK, "mine"));
+	conf_free(c);
+	CHECK(chmod(user, 0644) == 0);
+	CHECK(conf_load(&c, builtin, NULL, &err) == 0);
+	CHECK(c && conf_find(c, PIPE_KIND_SINK, "mine"));
+	conf_free(c);
+	CHECK(chmod(builtin, 0646) == 0);
+	CHECK(conf_load(&c, builtin, NULL, &err) == -EPERM);
+	snprintf(buf, sizeof(buf), "plugins.conf '%s' is writable by "
+		 "everyone", builtin);
+	CHECK_STR(err.msg, buf);
+	CHECK(chmod(builtin, 0644) == 0);
+	unsetenv("XDG_CONFIG_HOME");
+}
+
 /* Random files of the words and characters that matter: each load
  * succeeds or names FILE:LINE (or the file) in its message. */
 static void test_random(void)
@@ -335,6 +424,7 @@ int main(void)
 	test_relative_to_cwd();
 	test_errors();
 	test_load_order();
+	test_trust();
 	test_random();
 	{
 		char cmd[128];

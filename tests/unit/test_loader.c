@@ -287,6 +287,41 @@ static void test_docs_in_sync(const char *top)
 	free(src);
 }
 
+/*
+ * Plugins pipe must not trust: a FIFO is refused at once (never waited
+ * on); run as root (privileged), a plugin owned by another user or
+ * writable by group or others is refused before dlopen runs its code.
+ */
+static void test_untrusted(void)
+{
+	char path[600], cmd[2000];
+	struct loaded *l;
+
+	snprintf(path, sizeof(path), "%s/fifo.so", tmpdir);
+	CHECK(mkfifo(path, 0600) == 0);
+	check_refusal(path, 0, "cannot load plugin ", ": not a regular file",
+		      NULL);
+	if (geteuid() != 0) {
+		printf("note: not root: ownership checks not run\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/theirs.so", tmpdir);
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s'", plug("good_sink"), path);
+	CHECK(system(cmd) == 0);
+	CHECK(chown(path, 65534, 65534) == 0);
+	check_refusal(path, 0, "plugin ", " is owned by uid 65534, not by "
+		      "you or root", "chown it, or use a copy of your own");
+	CHECK(chown(path, 0, 0) == 0);
+	CHECK(chmod(path, 0775) == 0);
+	check_refusal(path, 0, "plugin ", " is writable by its group",
+		      "a privileged pipe uses only files no one else can "
+		      "change: chmod go-w it");
+	CHECK(chmod(path, 0755) == 0);
+	pipe_err_clear(&err);
+	CHECK(loader_open(&l, path, 0, &err) == 0);
+	loader_close(l);
+}
+
 int main(void)
 {
 	const char *top = getenv("TOP") ? getenv("TOP") : ".";
@@ -310,6 +345,7 @@ int main(void)
 	test_good_sink("samples,samples=on", "4 samples\n");
 	test_fail_open();
 	test_bare_name();
+	test_untrusted();
 	test_docs_in_sync(top);
 	{
 		char cmd[300];

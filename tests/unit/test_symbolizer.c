@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -533,6 +534,74 @@ static void test_perf_map(void)
 	symbolizer_free(s);
 }
 
+/*
+ * Files a recording names are untrusted: a perf map owned by another user
+ * is ignored with a warning (as perf does: anyone can write /tmp), and a
+ * FIFO where a binary or a perf map should be is refused at once.
+ */
+static void test_untrusted_files(void)
+{
+	char path[64], fifo[4200], want[300];
+	struct symbolizer *s;
+	struct pipe_symbol sym;
+	FILE *f;
+
+	/* a FIFO as the recorded binary: unresolved, no hang */
+	snprintf(fifo, sizeof(fifo), "%s/fifo.%u", fx, (unsigned)getpid());
+	unlink(fifo);
+	CHECK(mkfifo(fifo, 0600) == 0);
+	s = new_sym(true, NULL, NULL, NULL);
+	mmap2(s, FAKE_PID, PIE_BASE, 0x10000, 0, fifo, NULL, 0);
+	CHECK(symbolizer_resolve(s, FAKE_PID, PIE_BASE + 0x1234,
+				 PERF_RECORD_MISC_USER, &sym) == 0);
+	CHECK(sym.name == NULL);
+	CHECK_STR(sym.dso, fifo);
+	symbolizer_free(s);
+	unlink(fifo);
+
+	/* a FIFO as the perf map */
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", FAKE_PID);
+	unlink(path);
+	CHECK(mkfifo(path, 0600) == 0);
+	s = new_sym(true, NULL, NULL, NULL);
+	mmap2(s, FAKE_PID, 0x7f0000000000ULL, 0x10000, 0, "//anon", NULL, 0);
+	CHECK(symbolizer_resolve(s, FAKE_PID, 0x7f0000001010ULL,
+				 PERF_RECORD_MISC_USER, &sym) == 0);
+	CHECK(sym.name == NULL);
+	symbolizer_free(s);
+	unlink(path);
+
+	if (geteuid() != 0) {
+		printf("note: not root: the perf map owner check not run\n");
+		return;
+	}
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "7f0000001000 40 planted\n");
+	fclose(f);
+	CHECK(chown(path, 65534, 65534) == 0);
+	nr_warnings = 0;
+	s = new_sym(true, NULL, NULL, NULL);
+	mmap2(s, FAKE_PID, 0x7f0000000000ULL, 0x10000, 0, "//anon", NULL, 0);
+	CHECK(symbolizer_resolve(s, FAKE_PID, 0x7f0000001010ULL,
+				 PERF_RECORD_MISC_USER, &sym) == 0);
+	CHECK(sym.name == NULL);
+	CHECK(nr_warnings == 1);
+	snprintf(want, sizeof(want), "'%s' is owned by uid 65534, not by you "
+		 "or root: ignored", path);
+	CHECK_STR(last_warning, want);
+	symbolizer_free(s);
+	/* the owner's (root's) own file is used */
+	CHECK(chown(path, 0, 0) == 0);
+	s = new_sym(true, NULL, NULL, NULL);
+	mmap2(s, FAKE_PID, 0x7f0000000000ULL, 0x10000, 0, "//anon", NULL, 0);
+	check_sym(s, FAKE_PID, 0x7f0000001010ULL, "planted", 0x10);
+	symbolizer_free(s);
+	unlink(path);
+}
+
 static void test_kallsyms(void)
 {
 	char path[4200];
@@ -923,6 +992,7 @@ int main(void)
 	test_build_id_size();
 	test_deleted_copy();
 	test_perf_map();
+	test_untrusted_files();
 	test_kallsyms();
 	test_cxx();
 	test_process_state();
