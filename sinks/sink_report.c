@@ -902,6 +902,65 @@ static int build_graphs(struct report *r)
 }
 
 /* Display text of a symbol: "[.] name", "[k] name", or the unknown form. */
+/*
+ * Names come from the recording (COMM, file names, symbols): make buf
+ * safe for a terminal in place.  C0 controls, DEL, bytes that are not
+ * valid UTF-8 and the C1 controls (U+0080..U+009F) become "\xHH"; valid
+ * UTF-8 stays.  `semi`, when not 0, replaces ';' (the folded format's
+ * frame separator, as stackcollapse-perf.pl does).  Idempotent.
+ */
+static void text_clean(char *buf, size_t cap, char semi)
+{
+	const unsigned char *in;
+	char tmp[1024];
+	size_t n = 0, i = 0, len = strlen(buf);
+
+	if (len >= sizeof(tmp))
+		len = sizeof(tmp) - 1;
+	memcpy(tmp, buf, len);
+	tmp[len] = '\0';
+	in = (const unsigned char *)tmp;
+	while (i < len) {
+		unsigned c = in[i], want = 1, k;
+		bool ok = c >= 0x20 && c < 0x7f;
+
+		if (c >= 0xc2 && c <= 0xf4) {
+			unsigned lo = 0x80, hi = 0xbf;
+
+			want = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+			if (c == 0xc2)
+				lo = 0xa0; /* U+0080..U+009F: C1 controls */
+			else if (c == 0xe0)
+				lo = 0xa0; /* overlong */
+			else if (c == 0xed)
+				hi = 0x9f; /* surrogates */
+			else if (c == 0xf0)
+				lo = 0x90; /* overlong */
+			else if (c == 0xf4)
+				hi = 0x8f; /* above U+10FFFF */
+			ok = i + want <= len && in[i + 1] >= lo &&
+			     in[i + 1] <= hi;
+			for (k = 2; ok && k < want; k++)
+				ok = in[i + k] >= 0x80 && in[i + k] <= 0xbf;
+			if (!ok)
+				want = 1;
+		}
+		if (ok && n + want < cap) {
+			memcpy(buf + n, in + i, want);
+			if (semi && c == ';')
+				buf[n] = semi;
+			n += want;
+		} else if (!ok && n + 4 < cap) {
+			snprintf(buf + n, cap - n, "\\x%02x", c);
+			n += 4;
+		} else {
+			break;
+		}
+		i += want;
+	}
+	buf[n] = '\0';
+}
+
 static void sym_text(const struct report *r, uint32_t id, char *buf,
 		     size_t cap, bool marker)
 {
@@ -918,6 +977,7 @@ static void sym_text(const struct report *r, uint32_t id, char *buf,
 			 s->offset);
 	else
 		snprintf(buf, cap, "%s[unknown] 0x%" PRIx64, mk, s->offset);
+	text_clean(buf, cap, 0);
 }
 
 static void key_text(const struct report *r, const struct row *row,
@@ -930,6 +990,7 @@ static void key_text(const struct report *r, const struct row *row,
 		snprintf(buf, cap, "%s", str_of(r, row->k[KEY_COMM]) ?
 						str_of(r, row->k[KEY_COMM]) :
 						"[unknown]");
+		text_clean(buf, cap, 0);
 		break;
 	case KEY_PID:
 		snprintf(buf, cap, "%" PRIu32, row->k[KEY_PID]);
@@ -939,6 +1000,7 @@ static void key_text(const struct report *r, const struct row *row,
 		base = dso ? strrchr(dso, '/') : NULL;
 		snprintf(buf, cap, "%s", base ? base + 1 : dso ? dso
 							: "[unknown]");
+		text_clean(buf, cap, 0);
 		break;
 	case KEY_SYM:
 		sym_text(r, row->k[KEY_SYM], buf, cap, true);
@@ -1127,9 +1189,11 @@ static void print_text(struct report *r, uint32_t event, const uint32_t *idx,
 	char buf[1024];
 	uint32_t i, j, shown = 0;
 
+	snprintf(buf, sizeof(buf), "%s", event_name(r, event));
+	text_clean(buf, sizeof(buf), 0);
 	fprintf(r->out, "#\n# Samples: %" PRIu64 " of event '%s'\n"
 			"# Event count (approx.): %" PRIu64 "\n#\n",
-		t->samples, event_name(r, event), t->period);
+		t->samples, buf, t->period);
 	for (j = 0; j < r->nr_keys; j++)
 		width[j] = strlen(key_titles[r->keys[j]]);
 	for (i = 0; i < nr; i++) {
@@ -1195,7 +1259,9 @@ static void print_csv(struct report *r, uint32_t event, const uint32_t *idx,
 
 		if (!row_shown(r, row, t->period, i))
 			break;
-		csv_field(r->out, event_name(r, event));
+		snprintf(buf, sizeof(buf), "%s", event_name(r, event));
+		text_clean(buf, sizeof(buf), 0);
+		csv_field(r->out, buf);
 		if (r->children)
 			fprintf(r->out, ",%.2f", pct(row->children, t->period));
 		fprintf(r->out, ",%.2f,%" PRIu64 ",%" PRIu64,
@@ -1221,9 +1287,12 @@ static void print_folded(struct report *r)
 		const uint32_t *f = vec_at(&r->pool, c->off);
 		const char *comm = str_of(r, c->comm);
 
-		fputs(comm ? comm : "[unknown]", r->out);
+		snprintf(name, sizeof(name), "%s", comm ? comm : "[unknown]");
+		text_clean(name, sizeof(name), ':');
+		fputs(name, r->out);
 		for (j = c->len; j-- > 0;) {
 			sym_text(r, f[j], name, sizeof(name), false);
+			text_clean(name, sizeof(name), ':');
 			fputc(';', r->out);
 			fputs(name, r->out);
 		}
