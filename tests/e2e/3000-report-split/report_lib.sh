@@ -58,7 +58,7 @@ check_shares() {
 		{ s = $1; key = substr($0, length(s) + 2)
 		  if (key in want) got[key] += s; else if (s > other) { other = s; okey = key } }
 		END { for (key in want) total += got[key]
-			if (total < 100) { print "only " total " samples in the designed rows"; exit 1 }
+			if (total < 30) { print "only " total " samples in the designed rows"; exit 1 }
 			small = total
 			for (key in want) {
 				p = got[key] / total; e = want[key]
@@ -83,7 +83,7 @@ compare_shares() {
 		BEGIN { k = split(spec, w, "\n"); for (i = 1; i <= k; i++) keys[w[i]] = 1 }
 		{ key = substr($0, length($1) + length($2) + 3)
 		  if (key in keys) { got[$1, key] += $2; tot[$1] += $2 } }
-		END { if (tot["a"] < 100 || tot["b"] < 100) { print "too few samples"; exit 1 }
+		END { if (tot["a"] < 30 || tot["b"] < 30) { print "too few samples"; exit 1 }
 			for (key in keys) {
 				pa = got["a", key] / tot["a"]; pb = got["b", key] / tot["b"]
 				p = (pa + pb) / 2
