@@ -3,7 +3,9 @@
  * work to core (run.h, conf.h, loader.h).  The only place that exits.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,58 @@ static const char usage_text[] =
 	"  pipe -s perf -k file:out.dat            (whole system, until Ctrl-C)\n"
 	"  pipe -s file:out.dat -k report\n"
 	"  pipe -s file:out.dat -k json:out.json\n";
+
+/*
+ * Make sure fds 0-2 are open, as gnulib's stdopen (coreutils) does: a
+ * closed one gets /dev/null in the opposite mode, so that pipe's own
+ * messages fail instead of landing in the next file it opens (the
+ * recording).  False when that is impossible.
+ */
+static bool std_fds_open(void)
+{
+	int fd, got;
+
+	for (fd = 0; fd <= 2; fd++) {
+		if (fcntl(fd, F_GETFD) >= 0 || errno != EBADF)
+			continue;
+		/* the lowest free fd: this one, as the lower ones are open */
+		got = open("/dev/null", fd == 0 ? O_WRONLY : O_RDONLY);
+		if (got != fd) {
+			if (got >= 0)
+				close(got);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * What was printed on stdout must have got there (a full disk, a closed
+ * pipe): otherwise one message and exit 1, as coreutils' close_stdout.
+ */
+static int stdout_done(int code)
+{
+	int e = fflush(stdout) != 0 ? errno : 0;
+
+	if (!e && !ferror(stdout))
+		return code;
+	fprintf(stderr, "pipe: cannot write to stdout: %s\n",
+		e ? strerror(e) : "write error");
+	return 1;
+}
+
+/* A value from a file on the terminal: control bytes as \xHH. */
+static void print_clean(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f)
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
 
 static void print_err(const struct pipe_err *err)
 {
@@ -261,7 +315,10 @@ static int cmd_info(const struct conf *conf, const char *path, bool json)
 		putchar('{');
 	for (i = 0; i < n; i++) {
 		if (!json) {
-			printf("%s: %s\n", kv[i].key, kv[i].val);
+			print_clean(kv[i].key);
+			fputs(": ", stdout);
+			print_clean(kv[i].val);
+			putchar('\n');
 			continue;
 		}
 		if (i)
@@ -363,24 +420,29 @@ int main(int argc, char **argv)
 	struct conf *conf;
 	int i, code;
 
+	if (!std_fds_open())
+		return 1;
+	/* a closed pipe is a write error (EPIPE) handled like any other:
+	 * the command is ended and the recording cut, never left behind */
+	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
 		fputs(usage_text, stderr);
 		return 2;
 	}
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(usage_text, stdout);
-		return 0;
+		return stdout_done(0);
 	}
 	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
 		printf("pipe %s (plugin ABI %d.%d)\n", PIPE_VERSION,
 		       PIPE_ABI_MAJOR, PIPE_ABI_MINOR);
-		return 0;
+		return stdout_done(0);
 	}
 	if (!strcmp(argv[1], "plugins")) {
 		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_plugins(conf);
 		conf_free(conf);
-		return code;
+		return stdout_done(code);
 	}
 	if (!strcmp(argv[1], "help")) {
 		if (argc != 3)
@@ -388,7 +450,7 @@ int main(int argc, char **argv)
 		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_help(conf, argv[2]);
 		conf_free(conf);
-		return code;
+		return stdout_done(code);
 	}
 	if (!strcmp(argv[1], "info")) {
 		bool json = argc == 4 && !strcmp(argv[2], "--json");
@@ -398,7 +460,7 @@ int main(int argc, char **argv)
 		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_info(conf, argv[argc - 1], json);
 		conf_free(conf);
-		return code;
+		return stdout_done(code);
 	}
 	if (!strcmp(argv[1], "verify")) {
 		unsigned long threads = 0;
@@ -415,7 +477,7 @@ int main(int argc, char **argv)
 		conf = load_conf(wants_quiet(argc, argv));
 		code = cmd_verify(conf, argv[argc - 1], (uint32_t)threads);
 		conf_free(conf);
-		return code;
+		return stdout_done(code);
 	}
 	if (!strcmp(argv[1], "train"))
 		return cmd_train(argc, argv);
@@ -457,5 +519,5 @@ int main(int argc, char **argv)
 	if (code != 0 && err.msg[0])
 		print_err(&err);
 	conf_free(conf);
-	return code;
+	return code == 0 ? stdout_done(code) : code;
 }
