@@ -66,6 +66,12 @@ int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
 /* Flush everything, write the last index and the trailer. */
 int cwriter_finish(struct cwriter *w, struct pipe_err *err);
+/*
+ * End a run that failed: write the pending blocks (what was recorded is
+ * kept) but no last index and no trailer, so the file reads like a cut
+ * one: readers recover every block and say so, verify fails.
+ */
+int cwriter_cut(struct cwriter *w, struct pipe_err *err);
 void cwriter_stats(const struct cwriter *w, struct cw_stats *st);
 /* Records the recorder lost on `stream` besides the kernel's own
  * PERF_RECORD_LOST (ring overruns it counted itself): a LOST block now.

@@ -774,14 +774,13 @@ static int cw_write_end(struct cwriter *w, struct pipe_err *err)
 	return cw_put_block(w, &b, p, err);
 }
 
-int cwriter_finish(struct cwriter *w, struct pipe_err *err)
+/* Write every pending block, oldest first (keeps the horizons
+ * meaningful). */
+static int cw_flush_all(struct cwriter *w, struct pipe_err *err)
 {
 	uint32_t i;
 	int ret;
 
-	if (w->finished)
-		return 0;
-	/* oldest pending first keeps the horizons meaningful */
 	for (;;) {
 		struct cw_stream *best = NULL;
 
@@ -798,6 +797,18 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 	}
+	return 0;
+}
+
+int cwriter_finish(struct cwriter *w, struct pipe_err *err)
+{
+	int ret;
+
+	if (w->finished)
+		return 0;
+	ret = cw_flush_all(w, err);
+	if (ret < 0)
+		return ret;
 	ret = cw_write_index(w, err);
 	if (ret < 0)
 		return ret;
@@ -806,6 +817,17 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err)
 		return ret;
 	w->finished = true;
 	return 0;
+}
+
+int cwriter_cut(struct cwriter *w, struct pipe_err *err)
+{
+	int ret;
+
+	if (w->finished)
+		return 0;
+	ret = cw_flush_all(w, err);
+	w->finished = true;
+	return ret;
 }
 
 int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,

@@ -23,12 +23,15 @@
 #include "merge.h"
 #include "meta.h"
 #include "params.h"
+#include "reap.h"
 #include "run.h"
 #include "symbolizer.h"
 
 #define BATCH_MAX 4096
 #define MERGE_BYTES_MAX (512u << 20) /* force a release past this */
 #define MAX_FDS 1024
+/* how long a failed run lets the command end on SIGTERM, ms */
+#define RUN_REAP_GRACE_MS 1000
 
 /* Writer options every codec accepts on -c (DESIGN §0). */
 static const struct pipe_param writer_params_table[] = {
@@ -82,6 +85,7 @@ struct pipeline {
 	struct timespec t0;
 	uint64_t next_status;       /* monotonic ns of the next status line */
 	bool status_shown;          /* a status line is on the terminal */
+	int cut_signo;              /* a file read stopped by this signal */
 };
 
 static uint64_t now_ns(clockid_t clk)
@@ -381,20 +385,29 @@ static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 	m = args_int(a, "dict"); /* index in "auto|on|off" */
 	if (m < 0 || m > 2)
 		m = 2;
+	file = inst_has_param(pl->codec, "dict_file") ?
+		args_str(a, "dict_file") : NULL;
+	if (file && m == 2) {
+		pipe_err_set(err, -EINVAL, "codec '%s': dict_file='%s' needs "
+			     "dictionaries, and dict=off turns them off",
+			     pl->codec->p->name, file);
+		pipe_err_hint(err, "drop dict=off to use the dictionary, or "
+			      "dict_file= to go without");
+		return -EINVAL;
+	}
 	/*
 	 * Training runs on the loop that drains the rings and stalls it for
 	 * up to seconds (samples were lost): a live recording trains only
 	 * when asked with dict=on or auto; transcoding trains by default.
+	 * A dict_file= needs no training: live, it is used as with dict=on.
 	 */
 	if (m == 0 && (pl->src->p->flags & PIPE_PLUGIN_LIVE) &&
 	    !args_is_set(a, "dict"))
-		m = 2;
+		m = file ? 1 : 2;
 	wo->dict_mode = modes[m];
 	if (inst_has_param(pl->codec, "dict_size"))
 		wo->dict_size = (uint32_t)args_int(a, "dict_size");
-	file = inst_has_param(pl->codec, "dict_file") ?
-		args_str(a, "dict_file") : NULL;
-	if (file && wo->dict_mode != CW_DICT_OFF) {
+	if (file) {
 		int ret = read_dict_file(pl, file, err);
 
 		if (ret < 0)
@@ -725,8 +738,9 @@ static int loop_bytes(struct pipeline *pl, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 		status_update(pl);
-		if (signal_take(pl))
-			return 0; /* finish what was read, cleanly */
+		pl->cut_signo = signal_take(pl);
+		if (pl->cut_signo)
+			return 0; /* finish what was read; run_pipeline says so */
 	}
 }
 
@@ -808,13 +822,20 @@ static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 	return 0;
 }
 
-static int finish_sinks(struct pipeline *pl, struct pipe_err *err)
+/*
+ * Finish every sink.  After a failure (`failed`) the pipe file keeps the
+ * blocks written so far but gets no trailer: it must not read as a
+ * complete recording (docs/reliability.md).
+ */
+static int finish_sinks(struct pipeline *pl, bool failed,
+			struct pipe_err *err)
 {
 	uint32_t i;
 	int ret, first = 0;
 
 	if (pl->writer) {
-		ret = cwriter_finish(pl->writer, err);
+		ret = failed ? cwriter_cut(pl->writer, err) :
+			       cwriter_finish(pl->writer, err);
 		if (ret < 0)
 			first = ret;
 	}
@@ -857,6 +878,16 @@ static void print_summary(struct pipeline *pl)
 	fputc('\n', stderr);
 }
 
+static void say_cut(const struct pipeline *pl)
+{
+	struct cr_stats st;
+
+	creader_stats(pl->reader, &st);
+	fprintf(stderr, "pipe: interrupted (SIG%s) after %llu records: the "
+		"output is incomplete\n", sigabbrev_np(pl->cut_signo),
+		(unsigned long long)st.records);
+}
+
 static void pipeline_free(struct pipeline *pl)
 {
 	uint32_t i;
@@ -890,8 +921,10 @@ static int exit_status(const struct pipeline *pl, int ret)
 {
 	int st = pl->hr.command_status;
 
-	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 127)
-		return 127;
+	/* the command was not found (127) or could not run (126) */
+	if (st >= 0 && WIFEXITED(st) &&
+	    (WEXITSTATUS(st) == 127 || WEXITSTATUS(st) == 126))
+		return WEXITSTATUS(st);
 	if (ret < 0)
 		return 1;
 	if (st < 0)
@@ -917,6 +950,14 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 	if (ret < 0) {
 		pipe_err_set(err, ret, "cannot set up signals: %s", strerror(-ret));
 		goto out;
+	}
+	/* the command's orphans come back to pipe, to be ended on failure */
+	if (o->command) {
+		int r = reap_adopt();
+
+		if (r < 0)
+			fprintf(stderr, "pipe: warning: cannot adopt the "
+				"command's orphans: %s\n", strerror(-r));
 	}
 	ret = inst_open(&pl.src, o->conf, PIPE_KIND_SOURCE, o->source, NULL,
 			&pl.hr, err);
@@ -963,11 +1004,15 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		struct pipe_err e2;
 
 		status_clear(&pl);
-		finish_sinks(&pl, &e2);
+		finish_sinks(&pl, true, &e2);
 		goto out;
 	}
 	status_clear(&pl);
-	ret = finish_sinks(&pl, err);
+	/* an interrupted read: the outputs have what was read, a pipe file
+	 * is cut (no trailer), and the exit status says so (128+N) */
+	ret = finish_sinks(&pl, pl.cut_signo != 0, err);
+	if (ret == 0 && pl.cut_signo)
+		say_cut(&pl);
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
 		print_summary(&pl);
 out:
@@ -976,7 +1021,15 @@ out:
 
 		if (pl.hr.command_status == (2 << 8) && ret < 0)
 			code = 2;
+		if (ret == 0 && pl.cut_signo)
+			code = 128 + pl.cut_signo;
+		/* a failed run ends the command and all it started, as perf
+		 * record ends its workload: SIGTERM, then SIGKILL */
+		if (ret < 0 && o->command)
+			reap_terminate(RUN_REAP_GRACE_MS);
 		pipeline_free(&pl);
+		if (ret < 0 && o->command)
+			reap_all(RUN_REAP_GRACE_MS);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return code;
 	}
