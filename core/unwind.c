@@ -9,7 +9,11 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "err.h"
+#include "trust.h"
 #include "unwind.h"
 
 /* Processes whose Dwfl stays open; the least recently used goes first. */
@@ -128,9 +132,12 @@ static bool report_module(struct unwind *u, struct unwind_proc *p,
 			  uint64_t pc)
 {
 	struct unwind_map m;
+	struct pipe_err err;
+	struct stat st;
 	const char *name;
 	Dwfl_Module *mod;
 	uint32_t i;
+	int fd;
 
 	if (dwfl_addrmodule(p->dwfl, pc))
 		return true;
@@ -141,10 +148,18 @@ static bool report_module(struct unwind *u, struct unwind_proc *p,
 			return false;
 	name = strrchr(m.path, '/');
 	name = name ? name + 1 : m.path;
-	dwfl_report_begin_add(p->dwfl);
-	mod = dwfl_report_elf(p->dwfl, name, m.path, -1, m.start - m.pgoff,
-			      false);
-	dwfl_report_end(p->dwfl, NULL, NULL);
+	/* the recording names the file: a FIFO there must not hang us */
+	fd = trust_open(m.path, "cannot open", &st, &err);
+	mod = NULL;
+	if (fd >= 0) {
+		dwfl_report_begin_add(p->dwfl);
+		/* on success the module owns fd */
+		mod = dwfl_report_elf(p->dwfl, name, m.path, fd,
+				      m.start - m.pgoff, false);
+		dwfl_report_end(p->dwfl, NULL, NULL);
+		if (!mod)
+			close(fd);
+	}
 	if (!mod && p->nr_bad < UNWIND_BAD_MAX)
 		p->bad[p->nr_bad++] = m.start;
 	return mod != NULL;
