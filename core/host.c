@@ -55,6 +55,9 @@ static uint32_t h_arg_list(struct pipe_ctx *ctx, const char *name,
 }
 
 static void h_error(struct pipe_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void h_error(struct pipe_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -64,6 +67,9 @@ static void h_error(struct pipe_ctx *ctx, const char *fmt, ...)
 }
 
 static void h_hint(struct pipe_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void h_hint(struct pipe_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -71,6 +77,9 @@ static void h_hint(struct pipe_ctx *ctx, const char *fmt, ...)
 	vsnprintf(ctx->err.hint, sizeof(ctx->err.hint), fmt, ap);
 	va_end(ap);
 }
+
+static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
 {
