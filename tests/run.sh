@@ -11,7 +11,10 @@
 #
 # Cases run in parallel, TEST_JOBS at a time (default: one more than the
 # CPUs, at most 4); results are printed in suite order as they complete.
-# TEST_FILTER=substr runs only the cases whose name contains it.
+# TEST_FILTER=substr runs only the cases whose name contains it.  A case
+# running longer than TEST_TIMEOUT seconds (default 900: a guard against
+# hangs, not a speed check; a loaded machine stretches the ASan cases a
+# lot) is killed and fails.
 #
 # Ends with "N passed, N failed, N skipped" over every build, skips listed.
 set -u
@@ -21,8 +24,12 @@ skips=() fails=()
 filter=${TEST_FILTER:-}
 ncpu=$(nproc 2>/dev/null || echo 2)
 jobs=${TEST_JOBS:-$(( ncpu + 1 > 4 ? 4 : ncpu + 1 ))}
+limit=${TEST_TIMEOUT:-900}
 case $jobs in
 ''|*[!0-9]*|0) echo "tests/run.sh: TEST_JOBS must be a positive number" >&2; exit 2 ;;
+esac
+case $limit in
+''|*[!0-9]*|0) echo "tests/run.sh: TEST_TIMEOUT must be a positive number" >&2; exit 2 ;;
 esac
 umask 022
 res=$(mktemp -d "${TMPDIR:-/tmp}/pipe-suite.XXXXXX")
@@ -58,7 +65,7 @@ finish() { # idx rc output start-seconds
 run_unit() { # idx build binary
 	local start out rc
 	start=$(date +%s)
-	out=$(env TOP="$TOP" BUILD="$TOP/$2" timeout 300 "$3" 2>&1); rc=$?
+	out=$(env TOP="$TOP" BUILD="$TOP/$2" timeout "$limit" "$3" 2>&1); rc=$?
 	finish "$1" "$rc" "$out" "$start"
 }
 
@@ -68,7 +75,7 @@ run_e2e() { # idx build case-dir
 	work=$(mktemp -d "${TMPDIR:-/tmp}/pipe-test.XXXXXX")
 	out=$(cd "$work" && PIPE="$TOP/$b/pipe" BUILD="$TOP/$b" TOP="$TOP" \
 		CASE="$dir" WORK="$work" PIPE_TEST_WORK="$work" \
-		timeout 300 bash "$dir/cmd" 2>"$work/.stderr")
+		timeout "$limit" bash "$dir/cmd" 2>"$work/.stderr")
 	rc=$?
 	left=$(reap "$work")
 	if [ "$rc" = 0 ] && [ "$left" != 0 ]; then
