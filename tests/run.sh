@@ -171,7 +171,6 @@ main() {
 	[ "$fail" = 0 ] && [ "$shown" = "${#t_name[@]}" ]
 }
 
-# main runs only once bash has read the whole file: editing this script
-# while a suite runs cannot break that run
-main "$@"
-exit
+# main runs only once bash has read the whole function, and this one line
+# ends the script: editing it while a suite runs cannot break that run
+main "$@"; exit
