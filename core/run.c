@@ -32,6 +32,8 @@
 #define MAX_FDS 1024
 /* how long a failed run lets the command end on SIGTERM, ms */
 #define RUN_REAP_GRACE_MS 1000
+/* default block size of recordings with user stacks (callchain=dwarf) */
+#define RUN_STACK_BLOCK (1u << 20)
 
 /* Writer options every codec accepts on -c (DESIGN §0). */
 static const struct pipe_param writer_params_table[] = {
@@ -418,6 +420,17 @@ static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 	return 0;
 }
 
+/* Does some event record user stacks (PERF_SAMPLE_STACK_USER)? */
+static bool meta_has_stacks(const struct meta *m)
+{
+	uint32_t i;
+
+	for (i = 0; i < meta_nr_events(m); i++)
+		if (meta_attr(m, i)->sample_type & PERF_SAMPLE_STACK_USER)
+			return true;
+	return false;
+}
+
 static int open_writer(struct pipeline *pl, struct pipe_err *err)
 {
 	const char *spec = pl->o->codec ? pl->o->codec : default_codec(pl->o->conf);
@@ -433,6 +446,12 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 	wo.codec_state = pl->codec->state;
 	wo.codec_name = pl->codec->p->name;
 	wo.block_size = (uint32_t)args_int(pl->codec->ctx.args, "block");
+	/* a sample with a user stack is some 30 times larger: keep about as
+	 * many samples of a thread together as the codec needs to find the
+	 * stack they share */
+	if (!args_is_set(pl->codec->ctx.args, "block") &&
+	    meta_has_stacks(pl->hr.meta))
+		wo.block_size = RUN_STACK_BLOCK;
 	wo.flush_ns = (uint64_t)args_int(pl->codec->ctx.args, "flush");
 	tr = args_int(pl->codec->ctx.args, "transform");
 	wo.transform = tr == 1 || (tr == 0 && pl->codec->p->codec_id != 0);

@@ -110,9 +110,14 @@ enum perf_chain {
 #define PERF_STACK_MAX 65528
 
 #if defined(__x86_64__)
-/* the user registers perf records for DWARF unwinding on x86_64: AX..SS
- * (bits 0-11) and R8..R15 (16-23), not the segment registers */
-#define PERF_REGS_USER UINT64_C(0xff0fff)
+/*
+ * The user registers recorded for DWARF unwinding on x86_64: the ip, the
+ * stack pointer and the callee-saved registers (BX, BP, R12-R15), all a
+ * CFI unwinder reads at the interrupted frame of compiled code.  perf
+ * records the caller-saved ones too (mask 0xff0fff): they change at every
+ * sample and cost a third of the compressed bytes.
+ */
+#define PERF_REGS_USER UINT64_C(0xf001c2)
 #else
 #define PERF_REGS_USER UINT64_C(0)
 #endif
@@ -950,6 +955,9 @@ static int open_dummy(struct perf_src *s, uint32_t c)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_DUMMY;
 	a.sample_type = s->sample_type;
+	/* the kernel refuses a stack sample type without its sizes */
+	a.sample_regs_user = s->attrs[0].sample_regs_user;
+	a.sample_stack_user = s->attrs[0].sample_stack_user;
 	a.sample_id_all = 1;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
