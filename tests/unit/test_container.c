@@ -1269,9 +1269,117 @@ out:
 	meta_free(meta);
 }
 
+/*
+ * A sample with user registers and a stack dump: `dyn` of its `size`
+ * dump bytes were copied by the kernel.  Returns the record's length.
+ */
+static size_t stack_sample(uint8_t *rec, uint64_t size, uint64_t dyn,
+			   uint64_t t)
+{
+	uint8_t *p = rec + 8;
+	struct perf_event_header *h = (void *)rec;
+	uint64_t i;
+
+	put64(&p, SAMPLE_ID);
+	put64(&p, 0x401000);              /* ip */
+	put64(&p, 7 | (uint64_t)7 << 32); /* pid, tid */
+	put64(&p, t);
+	put64(&p, 0);                     /* cpu */
+	put64(&p, 1000);                  /* period */
+	put64(&p, 1);                     /* callchain nr */
+	put64(&p, (uint64_t)PERF_CONTEXT_USER);
+	put64(&p, PERF_SAMPLE_REGS_ABI_64);
+	for (i = 0; i < 8; i++)
+		put64(&p, 0x1000 + i);
+	put64(&p, size);
+	for (i = 0; i < size; i++)
+		*p++ = (uint8_t)(i < dyn ? i + 1 : 0xee);
+	if (size)
+		put64(&p, dyn);
+	h->type = PERF_RECORD_SAMPLE;
+	h->misc = PERF_RECORD_MISC_USER;
+	h->size = (uint16_t)(p - rec);
+	return (size_t)(p - rec);
+}
+
+/* The writer keeps only the dumped part of each user stack. */
+static void test_stack_trim(void)
+{
+	struct perf_event_attr attr = { 0 };
+	uint64_t id = SAMPLE_ID, size, dyn;
+	int32_t cpus[1] = { 0 };
+	static const uint64_t dyns[3] = { 40, 0, 256 };
+	uint8_t recs[3][512];
+	struct pipe_record in[3];
+	struct pipe_err err;
+	struct mem out = { 0 };
+	struct meta *m = meta_new();
+	struct gen g = { 0 };
+	struct result res;
+	struct cr_opts o = {
+		.src = &mem_source, .src_state = &out, .name = "x.dat",
+		.threads = 1, .codec_open = codec_open,
+		.codec_close = codec_close, .report = on_report,
+		.opaque = &res,
+	};
+	struct creader *r = NULL;
+	struct pipe_batch b;
+	size_t i, n = 0;
+	const uint8_t *st;
+
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_type = SAMPLE_TYPE | PERF_SAMPLE_CALLCHAIN |
+			   PERF_SAMPLE_REGS_USER |
+			   PERF_SAMPLE_STACK_USER;
+	attr.sample_regs_user = UINT64_C(0xf001c2);
+	attr.sample_stack_user = 256;
+	attr.sample_id_all = 1;
+	CHECK(meta_add_event(m, &attr, "cpu-clock", &id, 1, &err) == 0);
+	CHECK(meta_set_streams(m, 1, cpus, &err) == 0);
+	for (i = 0; i < 3; i++) {
+		stack_sample(recs[i], 256, dyns[i], 1000 + i);
+		in[i] = (struct pipe_record){ .hdr = (void *)recs[i],
+					      .time = 1000 + i, .stream = 0,
+					      .event = 0 };
+	}
+	g.recs = in;
+	g.nr = 3;
+	CHECK(write_file(&out, &g, m, 65536, NULL, true, NULL) == 0);
+	memset(&res, 0, sizeof(res));
+	CHECK(creader_open(&r, &o, &err) == 0);
+	while (r && creader_next(r, &b, &err) == 0) {
+		for (i = 0; i < b.nr && n < 3; i++, n++) {
+			const uint8_t *p = (const uint8_t *)b.recs[i].hdr;
+			/* the stack size field follows 8 fields, the chain,
+			 * the abi and 8 registers */
+			size_t at = 8 + 6 * 8 + 16 + 8 + 64;
+
+			dyn = dyns[n];
+			memcpy(&size, p + at, 8);
+			CHECK(size == dyn);
+			CHECK(b.recs[i].hdr->size ==
+			      at + 8 + dyn + (dyn ? 8 : 0));
+			st = p + at + 8;
+			CHECK(dyn == 0 || (st[0] == 1 && st[dyn - 1] ==
+					   (uint8_t)dyn));
+			if (dyn) {
+				memcpy(&size, st + dyn, 8);
+				CHECK(size == dyn);
+			}
+		}
+	}
+	CHECK(n == 3);
+	creader_free(r);
+	free(out.p);
+	meta_free(m);
+}
+
 int main(void)
 {
 	test_meta_and_header();
+	test_stack_trim();
 	test_round_trip(NULL, false);
 	test_round_trip(NULL, true);
 	test_round_trip(&xor_codec, false);
