@@ -22,7 +22,7 @@ SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 endif
 BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
 CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
-PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -fPIC -fvisibility=hidden
+PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -Iformats -fPIC -fvisibility=hidden
 
 HASH := \#
 # a library is there when its header is (Debian's -dev packages ship both);
@@ -44,6 +44,10 @@ LIBS_src_synth := -lelf
 NEED_codec_zlib := zlib.h
 NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h
+# plugins made of several files: their format code under formats/
+EXTRA_src_perfdata := formats/pdread.c
+LIBS_src_perfdata := -lzstd
+NEED_src_perfdata := zstd.h
 # a plugin whose library is missing is skipped with a message
 plugin_ok = $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y)
 PLUGINS := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),$(BUILD)/plugins/$(basename $(notdir $(s))).so))
@@ -79,9 +83,18 @@ $(BUILD)/obj/plugins/%.o: plugins/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
 
+$(BUILD)/obj/formats/%.o: formats/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
+
 $(BUILD)/plugins/%.so: $(BUILD)/obj/plugins/%.o
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $< $(LDFLAGS) $(LIBS_$*)
+	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $^ $(LDFLAGS) $(LIBS_$*)
+
+.PRECIOUS: $(BUILD)/obj/plugins/%.o $(BUILD)/obj/formats/%.o
+extra_objs = $(patsubst formats/%.c,$(BUILD)/obj/formats/%.o,$(EXTRA_$(1)))
+$(foreach p,$(basename $(notdir $(PLUGIN_SRCS))),$(if $(EXTRA_$(p)),\
+	$(eval $(BUILD)/plugins/$(p).so: $(call extra_objs,$(p)))))
 
 # the plugins.conf beside the binary: the repository's, paths made local
 $(BUILD)/plugins.conf: plugins.conf

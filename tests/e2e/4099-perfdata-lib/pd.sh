@@ -1,0 +1,52 @@
+# tests/e2e/4099-perfdata-lib/pd.sh - helpers for the perf.data cases
+# (4000-4098), sourced after tests/e2e/lib.sh.  This folder has no `cmd`:
+# it is not a case itself.  pdtool.py edits perf.data copies, rows.py
+# compares report tables row for row.
+LIB4=$TOP/tests/e2e/4099-perfdata-lib
+BURN=$BUILD/tests/workloads/burn
+[ -x "$BURN" ] || fail "no workload '$BURN': run 'make tests'"
+
+# perf record runs with -B: collecting build-ids at its end aborts perf
+# 6.1 on this kernel's MMAP2 records, as perf report does
+
+# perf_record_require: exit 77 (skip) unless `perf record` works here
+perf_record_require() {
+	command -v perf >/dev/null || { echo "skip: no perf command"; exit 77; }
+	if ! perf record -B -q -o "$WORK/.probe.data" -- true >/dev/null 2>"$WORK/.probe.err"; then
+		case "$(cat "$WORK/.probe.err")" in
+		*ermission*|*EACCES*|*EPERM*|*paranoid*|*"not supported"*)
+			echo "skip: perf record refused here: $(head -n 1 "$WORK/.probe.err")"
+			exit 77 ;;
+		esac
+		fail "perf record failed: $(cat "$WORK/.probe.err")"
+	fi
+}
+
+# perf_rows FILE: perf's table of FILE (no children, no graphs).  perf 6.1
+# aborts on the MMAP2 records kernel 6.18 flags with a bogus build-id: then
+# perf reads a copy with the flag cleared (tests/tools/perfdata-fix-mmap2.py)
+# and a note says so; pipe always reads the file as it is.
+perf_rows() {
+	if perf report --stdio --no-children -g none --sort comm,dso,sym \
+		-i "$1" 2>/dev/null; then
+		return 0
+	fi
+	echo "note: perf report aborts on '$1': comparing with a fixed copy" >&2
+	python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$1" "$1.fixed" 2>/dev/null &&
+	perf report --stdio --no-children -g none --sort comm,dso,sym \
+		-i "$1.fixed" 2>/dev/null
+}
+
+# pipe_rows SPEC: pipe's table of source SPEC
+pipe_rows() {
+	"$PIPE" -q -s "$1" -k report
+}
+
+# same_rows A B [COMM]: the two tables agree row for row
+same_rows() {
+	if [ -n "${3:-}" ]; then
+		python3 "$LIB4/rows.py" -c "$3" "$1" "$2" >rows.diff
+	else
+		python3 "$LIB4/rows.py" "$1" "$2" >rows.diff
+	fi || fail "tables differ: $(cat rows.diff)"
+}
