@@ -48,8 +48,12 @@ NEED_codec_zstd := zstd.h
 EXTRA_src_perfdata := formats/pdread.c
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
+EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c
+LIBS_sink_perfdata := -lzstd
+NEED_sink_perfdata := zstd.h
 # a plugin whose library is missing is skipped with a message
-plugin_ok = $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y)
+tool_ok = $(if $(TOOL_$(1)),$(shell command -v $(TOOL_$(1)) >/dev/null && echo y),y)
+plugin_ok = $(and $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y),$(call tool_ok,$(1)))
 PLUGINS := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),$(BUILD)/plugins/$(basename $(notdir $(s))).so))
 SKIPPED := $(strip $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),,$(basename $(notdir $(s))))))
 
@@ -85,14 +89,24 @@ $(BUILD)/obj/plugins/%.o: plugins/%.c
 
 $(BUILD)/obj/formats/%.o: formats/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+
+# code generated from a schema under formats/
+$(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: formats/%.proto
+	@mkdir -p $(dir $@)
+	protoc-c --c_out=$(BUILD)/gen --proto_path=formats $<
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+$(BUILD)/obj/formats/pprof.o: $(BUILD)/gen/profile.pb-c.h
 
 $(BUILD)/plugins/%.so: $(BUILD)/obj/plugins/%.o
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $^ $(LDFLAGS) $(LIBS_$*)
 
-.PRECIOUS: $(BUILD)/obj/plugins/%.o $(BUILD)/obj/formats/%.o
-extra_objs = $(patsubst formats/%.c,$(BUILD)/obj/formats/%.o,$(EXTRA_$(1)))
+.PRECIOUS: $(BUILD)/obj/plugins/%.o $(BUILD)/obj/formats/%.o \
+	$(BUILD)/obj/gen/%.o $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h
+extra_objs = $(patsubst formats/%.c,$(BUILD)/obj/formats/%.o,$(EXTRA_$(1))) $(GEN_$(1))
 $(foreach p,$(basename $(notdir $(PLUGIN_SRCS))),$(if $(EXTRA_$(p)),\
 	$(eval $(BUILD)/plugins/$(p).so: $(call extra_objs,$(p)))))
 

@@ -1134,18 +1134,23 @@ static const struct perf_event_header *aligned(struct pdread *r,
 	return (const struct perf_event_header *)(void *)r->align;
 }
 
-/* perf names the kernel's map "[kernel.kallsyms]_text", pgoff = _text */
-static void note_kernel_map(struct pdread *r, const uint8_t *p, uint16_t type,
+/* perf names the kernel's map "[kernel.kallsyms]_text", pgoff = _text.
+ * Returns true for the one pipe's writer put first (see perfdata.h). */
+static bool note_kernel_map(struct pdread *r, const uint8_t *p, uint16_t type,
 			    uint16_t size)
 {
 	size_t name_off = type == PERF_RECORD_MMAP2 ? 72 : 40;
 	static const char kmap[] = "[kernel.kallsyms]";
 
 	if (size < name_off + sizeof(kmap) || rd32(p + 8) != UINT32_MAX)
-		return;
+		return false;
 	if (memcmp(p + name_off, kmap, sizeof(kmap) - 1))
-		return;
+		return false;
 	r->info.kernel_text = rd64(p + 32);
+	return !r->started && type == PERF_RECORD_MMAP &&
+	       size >= name_off + sizeof(PD_KERNEL_MAP) &&
+	       !memcmp(p + name_off, PD_KERNEL_MAP, sizeof(PD_KERNEL_MAP)) &&
+	       r->info.version && !strcmp(r->info.version, PD_PIPE_VERSION);
 }
 
 int pdread_next(struct pdread *r, const struct perf_event_header **out)
@@ -1177,8 +1182,9 @@ int pdread_next(struct pdread *r, const struct perf_event_header **out)
 		}
 		if (type < PD_REC_USER_START) {
 			if ((type == PERF_RECORD_MMAP ||
-			     type == PERF_RECORD_MMAP2) && !r->info.kernel_text)
-				note_kernel_map(r, p, type, size);
+			     type == PERF_RECORD_MMAP2) && !r->info.kernel_text &&
+			    note_kernel_map(r, p, type, size))
+				continue;
 			r->started = true;
 			r->st.records++;
 			*out = aligned(r, p);

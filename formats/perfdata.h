@@ -72,6 +72,14 @@ enum pd_user_type {
 #define PD_BUILD_ID_MAX 20
 #define PD_MISC_BUILD_ID_SIZE (1u << 15)
 
+/* The VERSION feature of the files pipe writes.  perf places the kernel
+ * by the map record it writes first ("[kernel.kallsyms]_text", pgoff =
+ * _text), pipe keeps _text in its metadata: the writer adds that record
+ * and the reader, seeing this version, takes it back out, so that a round
+ * trip gives the same records. */
+#define PD_PIPE_VERSION "pipe perfdata 1.0"
+#define PD_KERNEL_MAP "[kernel.kallsyms]_text"
+
 /* PERF_RECORD_COMPRESSED's zstd type in the COMPRESSED feature */
 #define PD_COMP_ZSTD 1
 

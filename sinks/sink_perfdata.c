@@ -1,0 +1,334 @@
+/*
+ * sink_perfdata.c - the `perfdata` record sink: writes the records it is
+ * fed as a perf.data file that perf report, perf script and hotspot's
+ * perfparser read (formats/pdwrite.c): file mode to a file, pipe mode to
+ * a pipe, optionally zstd-compressed records.  Build-ids come from MMAP2
+ * records that carry one, else from the files the maps name.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipe_plugin.h"
+#include "buildid.h"
+#include "pdwrite.h"
+
+#define PATHS_MAX (1u << 16) /* distinct mapped files remembered */
+
+struct mapped {
+	char *path;                  /* owned; NULL: free slot */
+	uint8_t id[PD_BUILD_ID_MAX]; /* from an MMAP2 record */
+	uint8_t len;                 /* 0: none recorded */
+	bool kernel;
+};
+
+struct pdsink {
+	const struct pipe_host *host; /* borrowed */
+	struct pipe_ctx *ctx;         /* borrowed */
+	const char *path;             /* borrowed from the args */
+	int fd;                       /* owned unless stdout */
+	struct pdwrite *w;            /* owned */
+	struct mapped *maps;          /* open addressing, cap slots */
+	uint32_t nr_maps, cap_maps;
+};
+
+static const struct pipe_param pdsink_params[] = {
+	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
+	  NULL, "perf.data file to write, - for standard output", NULL, 0,
+	  0 },
+	{ "force", PIPE_PARAM_BOOL, 0, "off",
+	  "overwrite an existing file", NULL, 0, 0 },
+	{ "compress", PIPE_PARAM_INT, 0, "0",
+	  "zstd level of compressed records, 0: none", NULL, 0, 19 },
+	{ "record", PIPE_PARAM_ENUM, 0, "compressed",
+	  "compressed records as PERF_RECORD_COMPRESSED (perf 5.2 on) or "
+	  "COMPRESSED2 (8-aligned, newer perf)", "compressed|compressed2",
+	  0, 0 },
+	{ "mode", PIPE_PARAM_ENUM, 0, "auto",
+	  "file or pipe mode; auto: file mode for a regular file",
+	  "auto|file|pipe", 0, 0 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		       void **state)
+{
+	struct pdsink *s = calloc(1, sizeof(*s));
+	int flags = O_RDWR | O_CREAT | O_CLOEXEC;
+	struct stat st;
+
+	if (!s) {
+		host->error(ctx, "cannot start sink 'perfdata': out of memory");
+		return -ENOMEM;
+	}
+	s->host = host;
+	s->ctx = ctx;
+	s->path = host->arg_str(ctx, "path");
+	if (!strcmp(s->path, "-")) {
+		s->fd = STDOUT_FILENO;
+		if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    host->arg_int(ctx, "mode") != 2)
+			host->log(ctx, PIPE_LOG_NOTE,
+				  "perf.data to standard output is written in "
+				  "pipe mode");
+		*state = s;
+		return 0;
+	}
+	flags |= host->arg_int(ctx, "force") ? O_TRUNC : O_EXCL;
+	s->fd = open(s->path, flags, 0644);
+	if (s->fd < 0) {
+		int err = errno;
+
+		if (err == EEXIST) {
+			host->error(ctx, "output '%s' already exists", s->path);
+			host->hint(ctx, "add force=on to overwrite it: "
+				   "-k perfdata:%s,force=on", s->path);
+		} else {
+			host->error(ctx, "cannot create '%s': %s", s->path,
+				    strerror(err));
+		}
+		free(s);
+		return -err;
+	}
+	*state = s;
+	return 0;
+}
+
+static void pdsink_close(void *state)
+{
+	struct pdsink *s = state;
+	uint32_t i;
+
+	pdwrite_free(s->w);
+	if (s->fd > STDERR_FILENO)
+		close(s->fd);
+	for (i = 0; i < s->cap_maps; i++)
+		free(s->maps[i].path);
+	free(s->maps);
+	free(s);
+}
+
+static int fail_write(struct pdsink *s, int ret)
+{
+	s->host->error(s->ctx, "%s", pdwrite_error(s->w));
+	return ret;
+}
+
+static int pdsink_start(void *state)
+{
+	struct pdsink *s = state;
+	const struct pipe_meta *m = s->host->meta(s->ctx);
+	struct pdwrite_event *ev;
+	struct pdwrite_info info = { 0 };
+	const char *online, *ktext;
+	char msg[512];
+	uint32_t i;
+	int32_t max_cpu = -1;
+	int ret, level = (int)s->host->arg_int(s->ctx, "compress");
+	enum pdwrite_comp comp = PDWRITE_COMP_NONE;
+
+	if (!m->nr_events) {
+		s->host->error(s->ctx, "cannot write '%s': the recording has "
+			       "no events", s->path);
+		return -EINVAL;
+	}
+	ev = calloc(m->nr_events, sizeof(*ev));
+	if (!ev)
+		return -ENOMEM;
+	for (i = 0; i < m->nr_events; i++) {
+		ev[i].attr = m->events[i].attr;
+		ev[i].name = m->events[i].name;
+		ev[i].ids = m->events[i].ids;
+		ev[i].nr_ids = m->events[i].nr_ids;
+	}
+	for (i = 0; i < m->nr_streams; i++)
+		if (m->stream_cpu[i] > max_cpu)
+			max_cpu = m->stream_cpu[i];
+	online = s->host->meta_prop(s->ctx, "nr_cpus_online");
+	info.hostname = s->host->meta_prop(s->ctx, "hostname");
+	info.release = s->host->meta_prop(s->ctx, "release");
+	info.arch = s->host->meta_prop(s->ctx, "arch");
+	info.cmdline = s->host->meta_prop(s->ctx, "cmdline");
+	info.cpudesc = s->host->meta_prop(s->ctx, "cpu");
+	info.version = PD_PIPE_VERSION;
+	ktext = s->host->meta_prop(s->ctx, "kernel_text");
+	info.kernel_text = ktext ? strtoull(ktext, NULL, 0) : 0;
+	info.nr_cpus_online = online ? (uint32_t)strtoul(online, NULL, 10)
+				     : 0;
+	info.nr_cpus_avail = (uint32_t)(max_cpu + 1);
+	if (info.nr_cpus_online > info.nr_cpus_avail)
+		info.nr_cpus_avail = info.nr_cpus_online;
+	if (!info.nr_cpus_online)
+		info.nr_cpus_online = info.nr_cpus_avail;
+	if (level)
+		comp = s->host->arg_int(s->ctx, "record") == 1
+			       ? PDWRITE_COMP_V2 : PDWRITE_COMP_V1;
+	ret = pdwrite_new(&s->w, s->fd, strcmp(s->path, "-") ? s->path
+							     : "<stdout>",
+			  s->host->arg_int(s->ctx, "mode") == 2 ||
+				  s->fd == STDOUT_FILENO,
+			  comp, level, ev, m->nr_events, &info, msg,
+			  sizeof(msg));
+	free(ev);
+	if (ret < 0)
+		s->host->error(s->ctx, "%s", msg);
+	return ret;
+}
+
+static uint32_t str_hash(const char *p)
+{
+	uint32_t h = 2166136261u;
+
+	while (*p)
+		h = (h ^ (uint8_t)*p++) * 16777619u;
+	return h;
+}
+
+static int maps_grow(struct pdsink *s)
+{
+	uint32_t cap = s->cap_maps ? 2 * s->cap_maps : 256, i, j;
+	struct mapped *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (i = 0; i < s->cap_maps; i++) {
+		if (!s->maps[i].path)
+			continue;
+		j = str_hash(s->maps[i].path) & (cap - 1);
+		while (n[j].path)
+			j = (j + 1) & (cap - 1);
+		n[j] = s->maps[i];
+	}
+	free(s->maps);
+	s->maps = n;
+	s->cap_maps = cap;
+	return 0;
+}
+
+/* Remember a mapped file (and a build-id its MMAP2 record carries). */
+static int note_map(struct pdsink *s, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	size_t off = h->type == PERF_RECORD_MMAP2 ? 72 : 40, n;
+	const char *name = (const char *)p + off;
+	uint32_t j;
+	uint8_t len;
+
+	if (h->size <= off || (h->misc & PERF_RECORD_MISC_MMAP_DATA))
+		return 0;
+	n = strnlen(name, h->size - off);
+	if (n == 0 || n == h->size - off || (name[0] != '/' &&
+					     strncmp(name, "[kernel.kallsyms]", 17)))
+		return 0;
+	if (!strncmp(name, "[kernel.kallsyms]", 17))
+		return 0; /* the kernel's id comes from the metadata */
+	if (s->nr_maps >= PATHS_MAX)
+		return 0;
+	if (4 * (s->nr_maps + 1) > 3 * s->cap_maps && maps_grow(s) < 0)
+		return -ENOMEM;
+	j = str_hash(name) & (s->cap_maps - 1);
+	while (s->maps[j].path && strcmp(s->maps[j].path, name))
+		j = (j + 1) & (s->cap_maps - 1);
+	if (!s->maps[j].path) {
+		s->maps[j].path = strdup(name);
+		if (!s->maps[j].path)
+			return -ENOMEM;
+		s->nr_maps++;
+	}
+	if (h->type == PERF_RECORD_MMAP2 &&
+	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		len = p[40];
+		if (len && len <= PD_BUILD_ID_MAX && !s->maps[j].len) {
+			memcpy(s->maps[j].id, p + 44, len);
+			s->maps[j].len = len;
+		}
+	}
+	return 0;
+}
+
+static int pdsink_consume(void *state, const struct pipe_batch *b)
+{
+	struct pdsink *s = state;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++) {
+		const struct perf_event_header *h = b->recs[i].hdr;
+
+		if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2) {
+			ret = note_map(s, h);
+			if (ret < 0)
+				return ret;
+		}
+		ret = pdwrite_record(s->w, h, b->recs[i].time);
+		if (ret < 0)
+			return fail_write(s, ret);
+	}
+	return 0;
+}
+
+static int hex_id(const char *hex, uint8_t *id, uint32_t *len)
+{
+	uint32_t n = 0;
+	unsigned int v;
+
+	while (hex[0] && hex[1] && n < PD_BUILD_ID_MAX) {
+		if (sscanf(hex, "%2x", &v) != 1)
+			return -1;
+		id[n++] = (uint8_t)v;
+		hex += 2;
+	}
+	*len = n;
+	return n ? 0 : -1;
+}
+
+static int pdsink_finish(void *state)
+{
+	struct pdsink *s = state;
+	const char *kid = s->host->meta_prop(s->ctx, "kernel_build_id");
+	uint8_t id[PD_BUILD_ID_MAX];
+	uint32_t i, len;
+	int ret = 0;
+
+	if (kid && hex_id(kid, id, &len) == 0)
+		ret = pdwrite_build_id(s->w, "[kernel.kallsyms]", id, len,
+				       true);
+	for (i = 0; ret == 0 && i < s->cap_maps; i++) {
+		struct mapped *m = &s->maps[i];
+
+		if (!m->path)
+			continue;
+		if (m->len)
+			ret = pdwrite_build_id(s->w, m->path, m->id, m->len,
+					       false);
+		else if (buildid_of_file(m->path, id, &len) == 0)
+			ret = pdwrite_build_id(s->w, m->path, id, len, false);
+	}
+	if (ret < 0)
+		return ret;
+	ret = pdwrite_finish(s->w);
+	if (ret < 0)
+		return fail_write(s, ret);
+	return 0;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SINK,
+	.name = "perfdata",
+	.summary = "write a perf.data file for perf report, perf script and "
+		   "hotspot",
+	.version = "1.0",
+	.params = pdsink_params,
+	.open = pdsink_open,
+	.close = pdsink_close,
+	.start_sink = pdsink_start,
+	.consume = pdsink_consume,
+	.finish = pdsink_finish,
+};
