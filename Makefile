@@ -51,6 +51,12 @@ NEED_src_perfdata := zstd.h
 EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c
 LIBS_sink_perfdata := -lzstd
 NEED_sink_perfdata := zstd.h
+# pprof: the schema in formats/profile.proto, compiled by protoc-c
+EXTRA_sink_pprof := formats/pprof.c formats/buildid.c
+GEN_sink_pprof := $(BUILD)/obj/gen/profile.pb-c.o
+LIBS_sink_pprof := -lprotobuf-c -lz
+NEED_sink_pprof := protobuf-c/protobuf-c.h
+TOOL_sink_pprof := protoc-c
 # a plugin whose library is missing is skipped with a message
 tool_ok = $(if $(TOOL_$(1)),$(shell command -v $(TOOL_$(1)) >/dev/null && echo y),y)
 plugin_ok = $(and $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y),$(call tool_ok,$(1)))

@@ -5,7 +5,8 @@
 set -u
 pkgs=(gcc g++ make pkg-config binutils libc6-dev
       libzstd-dev liblzma-dev zlib1g-dev libelf-dev libdw-dev libxxhash-dev
-      libiberty-dev python3 jq procps linux-perf util-linux zstd)
+      libiberty-dev python3 jq procps linux-perf util-linux zstd
+      libprotobuf-c-dev protobuf-c-compiler golang-go)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

@@ -1,0 +1,749 @@
+/*
+ * pprof.c - the pprof profile builder (see pprof.h): open-addressing
+ * tables over flat arrays while the samples come, then one pass that
+ * builds libprotobuf-c's structs and packs them straight into zlib's gzip
+ * stream.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "pprof.h"
+#include "profile.pb-c.h"
+
+/* An index table: slots hold item index + 1 (0: empty), items live in
+ * the caller's arrays and the caller compares keys. */
+struct tab {
+	uint32_t *slots;
+	uint32_t cap;   /* power of two */
+	uint32_t nr;
+};
+
+struct mapping {
+	uint64_t start, limit, offset;
+	int64_t filename, build_id;
+};
+
+struct function {
+	int64_t name, filename;
+};
+
+struct location {
+	uint64_t mapping, address, function;
+};
+
+struct sample {
+	uint64_t hash;
+	uint32_t locs;       /* first location id in loc_pool */
+	uint32_t nr_locs;
+	int64_t pid, tid;
+	int64_t comm;        /* string index, 0: none */
+	uint64_t vals;       /* first value in val_pool */
+};
+
+struct pprof {
+	uint32_t nr_types;
+	int64_t *type_names, *type_units;
+	uint32_t default_type;
+	int64_t time_nanos, duration_nanos;
+	/* strings */
+	char **strs;
+	uint32_t nr_strs, cap_strs;
+	struct tab str_tab;
+	/* items */
+	struct mapping *maps;
+	uint32_t nr_maps, cap_maps;
+	struct tab map_tab;
+	struct function *funcs;
+	uint32_t nr_funcs, cap_funcs;
+	struct tab func_tab;
+	struct location *locs;
+	uint32_t nr_locs, cap_locs;
+	struct tab loc_tab;
+	/* samples */
+	struct sample *samples;
+	uint32_t nr_samples, cap_samples;
+	struct tab sample_tab;
+	uint64_t *loc_pool;
+	size_t nr_pool, cap_pool;
+	int64_t *val_pool;
+	size_t nr_vals, cap_vals;
+	int64_t key_pid, key_tid, key_comm;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	return h * 0xff51afd7ed558ccdULL;
+}
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* Grow *arr (of *cap items of `size` bytes) to hold n items. */
+static int grow(void *arr, uint32_t *cap, size_t n, size_t size, size_t max)
+{
+	void **p = arr, *np;
+	size_t c = *cap ? *cap : 64;
+
+	if (n <= *cap)
+		return 0;
+	if (n > max)
+		return -E2BIG;
+	while (c < n)
+		c *= 2;
+	if (c > max)
+		c = max;
+	np = realloc(*p, c * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = (uint32_t)c;
+	return 0;
+}
+
+static int grow_pool(void *arr, size_t *cap, size_t n, size_t size)
+{
+	void **p = arr, *np;
+	size_t c = *cap ? *cap : 1024;
+
+	if (n <= *cap)
+		return 0;
+	while (c < n)
+		c *= 2;
+	np = realloc(*p, c * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = c;
+	return 0;
+}
+
+typedef bool (*tab_eq)(const struct pprof *p, uint32_t item, const void *key);
+typedef uint64_t (*tab_rehash)(const struct pprof *p, uint32_t item);
+
+/* The slot of key (hash h): an item's slot, or the empty slot to fill. */
+static uint32_t *tab_slot(const struct pprof *p, struct tab *t, uint64_t h,
+			  tab_eq eq, const void *key)
+{
+	uint32_t i = (uint32_t)h & (t->cap - 1);
+
+	while (t->slots[i] && !eq(p, t->slots[i] - 1, key))
+		i = (i + 1) & (t->cap - 1);
+	return &t->slots[i];
+}
+
+/* Make room for one more item; rehashes every item when it grows. */
+static int tab_reserve(struct pprof *p, struct tab *t, uint32_t items,
+		       tab_rehash rehash)
+{
+	uint32_t cap = t->cap ? 2 * t->cap : 1024, i, j;
+	uint32_t *slots;
+
+	if (t->cap && 4 * ((uint64_t)t->nr + 1) <= 3 * (uint64_t)t->cap)
+		return 0;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		return -ENOMEM;
+	for (i = 0; i < items; i++) {
+		j = (uint32_t)rehash(p, i) & (cap - 1);
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = i + 1;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->cap = cap;
+	return 0;
+}
+
+/* ---- strings ------------------------------------------------------------ */
+
+static bool str_eq(const struct pprof *p, uint32_t item, const void *key)
+{
+	return !strcmp(p->strs[item], key);
+}
+
+static uint64_t str_rehash(const struct pprof *p, uint32_t item)
+{
+	return str_hash(p->strs[item]);
+}
+
+int64_t pprof_string(struct pprof *p, const char *s)
+{
+	uint32_t *slot;
+	int ret;
+
+	ret = tab_reserve(p, &p->str_tab, p->nr_strs, str_rehash);
+	if (ret < 0)
+		return ret;
+	slot = tab_slot(p, &p->str_tab, str_hash(s), str_eq, s);
+	if (*slot)
+		return *slot - 1;
+	ret = grow(&p->strs, &p->cap_strs, p->nr_strs + 1, sizeof(char *),
+		   PPROF_STRINGS_MAX);
+	if (ret < 0)
+		return ret;
+	p->strs[p->nr_strs] = strdup(s);
+	if (!p->strs[p->nr_strs])
+		return -ENOMEM;
+	*slot = ++p->nr_strs;
+	p->str_tab.nr++;
+	return p->nr_strs - 1;
+}
+
+/* ---- set-up ------------------------------------------------------------- */
+
+int pprof_new(struct pprof **out, uint32_t nr_types)
+{
+	struct pprof *p;
+
+	*out = NULL;
+	if (!nr_types || nr_types > PPROF_TYPES_MAX)
+		return -EINVAL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->nr_types = nr_types;
+	p->type_names = calloc(nr_types, sizeof(int64_t));
+	p->type_units = calloc(nr_types, sizeof(int64_t));
+	if (!p->type_names || !p->type_units || pprof_string(p, "") != 0)
+		goto oom;
+	p->key_pid = pprof_string(p, "pid");
+	p->key_tid = pprof_string(p, "tid");
+	p->key_comm = pprof_string(p, "comm");
+	if (p->key_pid < 0 || p->key_tid < 0 || p->key_comm < 0)
+		goto oom;
+	*out = p;
+	return 0;
+oom:
+	pprof_free(p);
+	return -ENOMEM;
+}
+
+void pprof_free(struct pprof *p)
+{
+	uint32_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->nr_strs; i++)
+		free(p->strs[i]);
+	free(p->strs);
+	free(p->str_tab.slots);
+	free(p->maps);
+	free(p->map_tab.slots);
+	free(p->funcs);
+	free(p->func_tab.slots);
+	free(p->locs);
+	free(p->loc_tab.slots);
+	free(p->samples);
+	free(p->sample_tab.slots);
+	free(p->loc_pool);
+	free(p->val_pool);
+	free(p->type_names);
+	free(p->type_units);
+	free(p);
+}
+
+int pprof_type(struct pprof *p, uint32_t i, const char *type,
+	       const char *unit)
+{
+	int64_t t = pprof_string(p, type), u = pprof_string(p, unit);
+
+	if (i >= p->nr_types)
+		return -EINVAL;
+	if (t < 0 || u < 0)
+		return t < 0 ? (int)t : (int)u;
+	p->type_names[i] = t;
+	p->type_units[i] = u;
+	return 0;
+}
+
+void pprof_set_times(struct pprof *p, int64_t time_nanos,
+		     int64_t duration_nanos)
+{
+	p->time_nanos = time_nanos;
+	p->duration_nanos = duration_nanos;
+}
+
+void pprof_set_default(struct pprof *p, uint32_t type_index)
+{
+	if (type_index < p->nr_types)
+		p->default_type = type_index;
+}
+
+/* ---- mappings, functions, locations ------------------------------------ */
+
+static bool map_eq(const struct pprof *p, uint32_t item, const void *key)
+{
+	return p->maps[item].filename == *(const int64_t *)key;
+}
+
+static uint64_t map_rehash(const struct pprof *p, uint32_t item)
+{
+	return mix(0, (uint64_t)p->maps[item].filename);
+}
+
+uint64_t pprof_mapping(struct pprof *p, const char *filename,
+		       uint64_t start, uint64_t limit, uint64_t offset,
+		       const char *build_id)
+{
+	int64_t name = pprof_string(p, filename), bid = 0;
+	uint32_t *slot;
+	struct mapping *m;
+
+	if (name < 0 || tab_reserve(p, &p->map_tab, p->nr_maps,
+				    map_rehash) < 0)
+		return 0;
+	slot = tab_slot(p, &p->map_tab, mix(0, (uint64_t)name), map_eq,
+			&name);
+	if (*slot)
+		return *slot;
+	if (build_id && build_id[0]) {
+		bid = pprof_string(p, build_id);
+		if (bid < 0)
+			return 0;
+	}
+	if (grow(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps),
+		 PPROF_ITEMS_MAX) < 0)
+		return 0;
+	m = &p->maps[p->nr_maps];
+	m->start = start;
+	m->limit = limit;
+	m->offset = offset;
+	m->filename = name;
+	m->build_id = bid;
+	*slot = ++p->nr_maps;
+	p->map_tab.nr++;
+	return p->nr_maps;
+}
+
+static bool func_eq(const struct pprof *p, uint32_t item, const void *key)
+{
+	const struct function *f = key;
+
+	return p->funcs[item].name == f->name &&
+	       p->funcs[item].filename == f->filename;
+}
+
+static uint64_t func_rehash(const struct pprof *p, uint32_t item)
+{
+	return mix(mix(0, (uint64_t)p->funcs[item].name),
+		   (uint64_t)p->funcs[item].filename);
+}
+
+uint64_t pprof_function(struct pprof *p, const char *name,
+			const char *filename)
+{
+	struct function f;
+	uint32_t *slot;
+
+	f.name = pprof_string(p, name);
+	f.filename = filename ? pprof_string(p, filename) : 0;
+	if (f.name < 0 || f.filename < 0 ||
+	    tab_reserve(p, &p->func_tab, p->nr_funcs, func_rehash) < 0)
+		return 0;
+	slot = tab_slot(p, &p->func_tab,
+			mix(mix(0, (uint64_t)f.name), (uint64_t)f.filename),
+			func_eq, &f);
+	if (*slot)
+		return *slot;
+	if (grow(&p->funcs, &p->cap_funcs, p->nr_funcs + 1, sizeof(f),
+		 PPROF_ITEMS_MAX) < 0)
+		return 0;
+	p->funcs[p->nr_funcs] = f;
+	*slot = ++p->nr_funcs;
+	p->func_tab.nr++;
+	return p->nr_funcs;
+}
+
+static bool loc_eq(const struct pprof *p, uint32_t item, const void *key)
+{
+	return !memcmp(&p->locs[item], key, sizeof(struct location));
+}
+
+static uint64_t loc_hash(const struct location *l)
+{
+	return mix(mix(mix(0, l->address), l->mapping), l->function);
+}
+
+static uint64_t loc_rehash(const struct pprof *p, uint32_t item)
+{
+	return loc_hash(&p->locs[item]);
+}
+
+uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address,
+			uint64_t function)
+{
+	struct location l;
+	uint32_t *slot;
+
+	memset(&l, 0, sizeof(l));
+	l.mapping = mapping;
+	l.address = address;
+	l.function = function;
+	if (tab_reserve(p, &p->loc_tab, p->nr_locs, loc_rehash) < 0)
+		return 0;
+	slot = tab_slot(p, &p->loc_tab, loc_hash(&l), loc_eq, &l);
+	if (*slot)
+		return *slot;
+	if (grow(&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(l),
+		 PPROF_ITEMS_MAX) < 0)
+		return 0;
+	p->locs[p->nr_locs] = l;
+	*slot = ++p->nr_locs;
+	p->loc_tab.nr++;
+	return p->nr_locs;
+}
+
+/* ---- samples ------------------------------------------------------------ */
+
+struct sample_key {
+	uint64_t hash;
+	const uint64_t *locs;
+	uint32_t nr_locs;
+	int64_t pid, tid, comm;
+};
+
+static bool sample_eq(const struct pprof *p, uint32_t item, const void *key)
+{
+	const struct sample *s = &p->samples[item];
+	const struct sample_key *k = key;
+
+	return s->hash == k->hash && s->nr_locs == k->nr_locs &&
+	       s->pid == k->pid && s->tid == k->tid && s->comm == k->comm &&
+	       !memcmp(p->loc_pool + s->locs, k->locs,
+		       k->nr_locs * sizeof(uint64_t));
+}
+
+static uint64_t sample_rehash(const struct pprof *p, uint32_t item)
+{
+	return p->samples[item].hash;
+}
+
+int pprof_sample(struct pprof *p, const uint64_t *locs, uint32_t nr_locs,
+		 const int64_t *values, const struct pprof_labels *labels)
+{
+	struct sample_key k;
+	struct sample *s;
+	uint32_t *slot, i;
+	int ret;
+
+	if (nr_locs > PPROF_DEPTH_MAX)
+		nr_locs = PPROF_DEPTH_MAX;
+	k.locs = locs;
+	k.nr_locs = nr_locs;
+	k.pid = labels->pid;
+	k.tid = labels->tid;
+	k.comm = labels->comm ? pprof_string(p, labels->comm) : 0;
+	if (k.comm < 0)
+		return (int)k.comm;
+	k.hash = mix(mix(mix(0, (uint64_t)k.pid), (uint64_t)k.tid),
+		     (uint64_t)k.comm);
+	for (i = 0; i < nr_locs; i++)
+		k.hash = mix(k.hash, locs[i]);
+	ret = tab_reserve(p, &p->sample_tab, p->nr_samples, sample_rehash);
+	if (ret < 0)
+		return ret;
+	slot = tab_slot(p, &p->sample_tab, k.hash, sample_eq, &k);
+	if (!*slot) {
+		ret = grow(&p->samples, &p->cap_samples, p->nr_samples + 1,
+			   sizeof(*s), PPROF_SAMPLES_MAX);
+		if (ret == 0)
+			ret = grow_pool(&p->loc_pool, &p->cap_pool,
+					p->nr_pool + nr_locs, sizeof(uint64_t));
+		if (ret == 0)
+			ret = grow_pool(&p->val_pool, &p->cap_vals,
+					p->nr_vals + p->nr_types,
+					sizeof(int64_t));
+		if (ret < 0)
+			return ret;
+		s = &p->samples[p->nr_samples];
+		s->hash = k.hash;
+		s->locs = (uint32_t)p->nr_pool;
+		s->nr_locs = nr_locs;
+		s->pid = k.pid;
+		s->tid = k.tid;
+		s->comm = k.comm;
+		s->vals = p->nr_vals;
+		memcpy(p->loc_pool + p->nr_pool, locs,
+		       nr_locs * sizeof(uint64_t));
+		p->nr_pool += nr_locs;
+		memset(p->val_pool + p->nr_vals, 0,
+		       p->nr_types * sizeof(int64_t));
+		p->nr_vals += p->nr_types;
+		*slot = ++p->nr_samples;
+		p->sample_tab.nr++;
+	}
+	s = &p->samples[*slot - 1];
+	for (i = 0; i < p->nr_types; i++)
+		p->val_pool[s->vals + i] += values[i];
+	return 0;
+}
+
+uint64_t pprof_nr_samples(const struct pprof *p)
+{
+	return p->nr_samples;
+}
+
+uint64_t pprof_nr_locations(const struct pprof *p)
+{
+	return p->nr_locs;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+struct gz_out {
+	ProtobufCBuffer base;      /* first: libprotobuf-c calls append */
+	z_stream z;
+	int fd;
+	int err;                   /* first error, negative errno */
+	uint8_t buf[1u << 16];
+};
+
+static int gz_drain(struct gz_out *g, int flush)
+{
+	int zr;
+	ssize_t n;
+	size_t len, off;
+
+	do {
+		g->z.next_out = g->buf;
+		g->z.avail_out = sizeof(g->buf);
+		zr = deflate(&g->z, flush);
+		if (zr == Z_STREAM_ERROR)
+			return -EIO;
+		len = sizeof(g->buf) - g->z.avail_out;
+		for (off = 0; off < len;) {
+			n = write(g->fd, g->buf + off, len - off);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n < 0)
+				return -errno;
+			off += (size_t)n;
+		}
+	} while (g->z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
+	return 0;
+}
+
+static void gz_append(ProtobufCBuffer *buffer, size_t len, const uint8_t *data)
+{
+	struct gz_out *g = (struct gz_out *)buffer;
+
+	if (g->err)
+		return;
+	g->z.next_in = (Bytef *)(uintptr_t)data;
+	g->z.avail_in = (uInt)len;
+	g->err = gz_drain(g, Z_NO_FLUSH);
+}
+
+/* Arrays of structs and of pointers to them, for libprotobuf-c. */
+struct packed {
+	Perftools__Profiles__ValueType *types, **ptypes, period_type;
+	Perftools__Profiles__Sample *samples, **psamples;
+	Perftools__Profiles__Label *labels, **plabels;
+	Perftools__Profiles__Mapping *maps, **pmaps;
+	Perftools__Profiles__Location *locs, **plocs;
+	Perftools__Profiles__Line *lines, **plines;
+	Perftools__Profiles__Function *funcs, **pfuncs;
+};
+
+static void packed_free(struct packed *k)
+{
+	free(k->types);
+	free(k->ptypes);
+	free(k->samples);
+	free(k->psamples);
+	free(k->labels);
+	free(k->plabels);
+	free(k->maps);
+	free(k->pmaps);
+	free(k->locs);
+	free(k->plocs);
+	free(k->lines);
+	free(k->plines);
+	free(k->funcs);
+	free(k->pfuncs);
+}
+
+/* calloc n structs of `size` into *a and n pointers into *pa */
+static bool alloc2(void *a, void *pa, size_t n, size_t size)
+{
+	void **x = a, **px = pa;
+
+	if (n == 0)
+		n = 1;
+	*x = calloc(n, size);
+	*px = calloc(n, sizeof(void *));
+	return *x && *px;
+}
+
+#define ALLOC2(a, pa, n) alloc2(&(a), &(pa), (n), sizeof(*(a)))
+
+static int build(struct pprof *p, struct packed *k,
+		 Perftools__Profiles__Profile *pr)
+{
+	static const Perftools__Profiles__ValueType vt0 =
+		PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+	static const Perftools__Profiles__Sample s0 =
+		PERFTOOLS__PROFILES__SAMPLE__INIT;
+	static const Perftools__Profiles__Label l0 =
+		PERFTOOLS__PROFILES__LABEL__INIT;
+	static const Perftools__Profiles__Mapping m0 =
+		PERFTOOLS__PROFILES__MAPPING__INIT;
+	static const Perftools__Profiles__Location o0 =
+		PERFTOOLS__PROFILES__LOCATION__INIT;
+	static const Perftools__Profiles__Line n0 =
+		PERFTOOLS__PROFILES__LINE__INIT;
+	static const Perftools__Profiles__Function f0 =
+		PERFTOOLS__PROFILES__FUNCTION__INIT;
+	size_t nl = 0;
+	uint32_t i;
+
+	if (!ALLOC2(k->types, k->ptypes, p->nr_types) ||
+	    !ALLOC2(k->samples, k->psamples, p->nr_samples) ||
+	    !ALLOC2(k->labels, k->plabels, 3 * (size_t)p->nr_samples) ||
+	    !ALLOC2(k->maps, k->pmaps, p->nr_maps) ||
+	    !ALLOC2(k->locs, k->plocs, p->nr_locs) ||
+	    !ALLOC2(k->lines, k->plines, p->nr_locs) ||
+	    !ALLOC2(k->funcs, k->pfuncs, p->nr_funcs))
+		return -ENOMEM;
+	for (i = 0; i < p->nr_types; i++) {
+		k->types[i] = vt0;
+		k->types[i].type = p->type_names[i];
+		k->types[i].unit = p->type_units[i];
+		k->ptypes[i] = &k->types[i];
+	}
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct sample *s = &p->samples[i];
+		Perftools__Profiles__Sample *o = &k->samples[i];
+		size_t first = nl;
+
+		*o = s0;
+		o->n_location_id = s->nr_locs;
+		o->location_id = p->loc_pool + s->locs;
+		o->n_value = p->nr_types;
+		o->value = p->val_pool + s->vals;
+		if (s->pid >= 0) {
+			k->labels[nl] = l0;
+			k->labels[nl].key = p->key_pid;
+			k->labels[nl].num = s->pid;
+			nl++;
+		}
+		if (s->tid >= 0) {
+			k->labels[nl] = l0;
+			k->labels[nl].key = p->key_tid;
+			k->labels[nl].num = s->tid;
+			nl++;
+		}
+		if (s->comm > 0) {
+			k->labels[nl] = l0;
+			k->labels[nl].key = p->key_comm;
+			k->labels[nl].str = s->comm;
+			nl++;
+		}
+		o->n_label = nl - first;
+		o->label = k->plabels + first;
+		k->psamples[i] = o;
+	}
+	for (i = 0; i < nl; i++)
+		k->plabels[i] = &k->labels[i];
+	for (i = 0; i < p->nr_maps; i++) {
+		k->maps[i] = m0;
+		k->maps[i].id = i + 1;
+		k->maps[i].memory_start = p->maps[i].start;
+		k->maps[i].memory_limit = p->maps[i].limit;
+		k->maps[i].file_offset = p->maps[i].offset;
+		k->maps[i].filename = p->maps[i].filename;
+		k->maps[i].build_id = p->maps[i].build_id;
+		k->maps[i].has_functions = 1;
+		k->pmaps[i] = &k->maps[i];
+	}
+	for (i = 0; i < p->nr_locs; i++) {
+		k->locs[i] = o0;
+		k->locs[i].id = i + 1;
+		k->locs[i].mapping_id = p->locs[i].mapping;
+		k->locs[i].address = p->locs[i].address;
+		if (p->locs[i].function) {
+			k->lines[i] = n0;
+			k->lines[i].function_id = p->locs[i].function;
+			k->plines[i] = &k->lines[i];
+			k->locs[i].n_line = 1;
+			k->locs[i].line = &k->plines[i];
+		}
+		k->plocs[i] = &k->locs[i];
+	}
+	for (i = 0; i < p->nr_funcs; i++) {
+		k->funcs[i] = f0;
+		k->funcs[i].id = i + 1;
+		k->funcs[i].name = p->funcs[i].name;
+		k->funcs[i].system_name = p->funcs[i].name;
+		k->funcs[i].filename = p->funcs[i].filename;
+		k->pfuncs[i] = &k->funcs[i];
+	}
+	pr->n_sample_type = p->nr_types;
+	pr->sample_type = k->ptypes;
+	pr->n_sample = p->nr_samples;
+	pr->sample = k->psamples;
+	pr->n_mapping = p->nr_maps;
+	pr->mapping = k->pmaps;
+	pr->n_location = p->nr_locs;
+	pr->location = k->plocs;
+	pr->n_function = p->nr_funcs;
+	pr->function = k->pfuncs;
+	pr->n_string_table = p->nr_strs;
+	pr->string_table = p->strs;
+	pr->time_nanos = p->time_nanos;
+	pr->duration_nanos = p->duration_nanos;
+	k->period_type = k->types[p->default_type];
+	pr->period_type = &k->period_type;
+	pr->default_sample_type = p->type_names[p->default_type];
+	return 0;
+}
+
+int pprof_write(struct pprof *p, int fd, int level)
+{
+	Perftools__Profiles__Profile pr = PERFTOOLS__PROFILES__PROFILE__INIT;
+	struct packed k;
+	struct gz_out *g;
+	int ret;
+
+	memset(&k, 0, sizeof(k));
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	ret = build(p, &k, &pr);
+	if (ret < 0)
+		goto out;
+	/* windowBits 15 + 16: a gzip header and trailer */
+	if (deflateInit2(&g->z, level, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	g->base.append = gz_append;
+	g->fd = fd;
+	perftools__profiles__profile__pack_to_buffer(&pr, &g->base);
+	ret = g->err;
+	if (ret == 0) {
+		g->z.next_in = NULL;
+		g->z.avail_in = 0;
+		ret = gz_drain(g, Z_FINISH);
+	}
+	deflateEnd(&g->z);
+out:
+	packed_free(&k);
+	free(g);
+	return ret;
+}

@@ -1,0 +1,460 @@
+/*
+ * sink_pprof.c - the `pprof` record sink: writes the samples as a gzipped
+ * pprof profile (formats/pprof.c) for go tool pprof and the fleet
+ * profilers that read it.  Two value columns per event (samples, and the
+ * period in its unit), one location per distinct address and symbol, one
+ * mapping per binary with its build-id, labels pid, tid and comm.  Names
+ * come from the host's symbolizer, as the report sink shows them.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pipe_plugin.h"
+#include "buildid.h"
+#include "pprof.h"
+
+#define CACHE_SLOTS (1u << 16)   /* address -> location cache */
+#define BINS_MAX (1u << 16)      /* binaries remembered from maps */
+#define CONTEXT_MAX ((uint64_t)-4095) /* callchain context markers */
+
+struct loc_slot {
+	uint64_t addr;            /* address as recorded */
+	uint32_t pid;
+	uint32_t gen;             /* sideband generation it is valid for */
+	uint64_t loc;             /* pprof location id, 0: empty */
+	uint16_t misc;            /* cpumode it was resolved with */
+};
+
+struct bin {
+	char *path;               /* owned; NULL: free slot */
+	uint64_t start, limit, pgoff; /* the first map of it */
+	char build_id[2 * BUILDID_MAX + 1]; /* hex, "" none */
+	bool id_known;            /* build_id filled (or looked for) */
+};
+
+struct pp {
+	const struct pipe_host *host; /* borrowed */
+	struct pipe_ctx *ctx;         /* borrowed */
+	const char *path;             /* borrowed from the args */
+	int fd;                       /* owned unless stdout */
+	int level;                    /* gzip level */
+	struct pprof *prof;           /* owned */
+	uint32_t nr_events;
+	int64_t *values;              /* 2 * nr_events */
+	uint64_t *locs;               /* one stack */
+	struct loc_slot *cache;       /* CACHE_SLOTS */
+	uint32_t gen;                 /* bumped by each sideband record */
+	struct bin *bins;             /* open addressing */
+	uint32_t nr_bins, cap_bins;
+	uint64_t kernel_text;
+	uint64_t first_time, last_time;
+};
+
+static const struct pipe_param pp_params[] = {
+	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
+	  NULL, "profile file to write (gzipped profile.proto), - for "
+	  "standard output", NULL, 0, 0 },
+	{ "force", PIPE_PARAM_BOOL, 0, "off",
+	  "overwrite an existing file", NULL, 0, 0 },
+	{ "level", PIPE_PARAM_INT, 0, "6", "gzip level", NULL, 1, 9 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
+static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		   void **state)
+{
+	struct pp *s = calloc(1, sizeof(*s));
+	int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+
+	if (!s) {
+		host->error(ctx, "cannot start sink 'pprof': out of memory");
+		return -ENOMEM;
+	}
+	s->host = host;
+	s->ctx = ctx;
+	s->path = host->arg_str(ctx, "path");
+	s->level = (int)host->arg_int(ctx, "level");
+	s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
+	s->locs = malloc(PPROF_DEPTH_MAX * sizeof(*s->locs));
+	if (!s->cache || !s->locs) {
+		host->error(ctx, "cannot start sink 'pprof': out of memory");
+		goto fail;
+	}
+	if (!strcmp(s->path, "-")) {
+		s->fd = STDOUT_FILENO;
+		*state = s;
+		return 0;
+	}
+	flags |= host->arg_int(ctx, "force") ? O_TRUNC : O_EXCL;
+	s->fd = open(s->path, flags, 0644);
+	if (s->fd < 0) {
+		int err = errno;
+
+		if (err == EEXIST) {
+			host->error(ctx, "output '%s' already exists", s->path);
+			host->hint(ctx, "add force=on to overwrite it: "
+				   "-k pprof:%s,force=on", s->path);
+		} else {
+			host->error(ctx, "cannot create '%s': %s", s->path,
+				    strerror(err));
+		}
+		free(s->cache);
+		free(s->locs);
+		free(s);
+		return -err;
+	}
+	*state = s;
+	return 0;
+fail:
+	free(s->cache);
+	free(s->locs);
+	free(s);
+	return -ENOMEM;
+}
+
+static void pp_close(void *state)
+{
+	struct pp *s = state;
+	uint32_t i;
+
+	pprof_free(s->prof);
+	if (s->fd > STDERR_FILENO)
+		close(s->fd);
+	for (i = 0; i < s->cap_bins; i++)
+		free(s->bins[i].path);
+	free(s->bins);
+	free(s->cache);
+	free(s->locs);
+	free(s->values);
+	free(s);
+}
+
+/* The period's unit: the software clocks count nanoseconds. */
+static const char *period_unit(const struct perf_event_attr *a)
+{
+	if (a->type == PERF_TYPE_SOFTWARE &&
+	    (a->config == PERF_COUNT_SW_CPU_CLOCK ||
+	     a->config == PERF_COUNT_SW_TASK_CLOCK))
+		return "nanoseconds";
+	return "events";
+}
+
+static int pp_start(void *state)
+{
+	struct pp *s = state;
+	const struct pipe_meta *m = s->host->meta(s->ctx);
+	const char *kt = s->host->meta_prop(s->ctx, "kernel_text");
+	char name[300];
+	uint32_t e;
+	int ret;
+
+	s->nr_events = m->nr_events;
+	if (!s->nr_events || 2 * s->nr_events > PPROF_TYPES_MAX) {
+		s->host->error(s->ctx, "cannot write '%s': %u events (1 to %u "
+			       "can be written)", s->path, s->nr_events,
+			       PPROF_TYPES_MAX / 2);
+		return -EINVAL;
+	}
+	s->values = calloc(2 * s->nr_events, sizeof(*s->values));
+	ret = s->values ? pprof_new(&s->prof, 2 * s->nr_events) : -ENOMEM;
+	for (e = 0; ret == 0 && e < s->nr_events; e++) {
+		snprintf(name, sizeof(name), "%s_samples", m->events[e].name);
+		ret = pprof_type(s->prof, 2 * e, name, "count");
+		if (ret == 0)
+			ret = pprof_type(s->prof, 2 * e + 1, m->events[e].name,
+					 period_unit(m->events[e].attr));
+	}
+	if (ret < 0) {
+		s->host->error(s->ctx, "cannot write '%s': %s", s->path,
+			       strerror(-ret));
+		return ret;
+	}
+	pprof_set_default(s->prof, 1);
+	s->kernel_text = kt ? strtoull(kt, NULL, 0) : 0;
+	return 0;
+}
+
+static uint32_t str_hash(const char *p)
+{
+	uint32_t h = 2166136261u;
+
+	while (*p)
+		h = (h ^ (uint8_t)*p++) * 16777619u;
+	return h;
+}
+
+static struct bin *bin_find(struct pp *s, const char *path, bool add)
+{
+	uint32_t cap, i, j;
+	struct bin *n;
+
+	if (add && 4 * (s->nr_bins + 1) > 3 * s->cap_bins) {
+		if (s->nr_bins >= BINS_MAX)
+			return NULL;
+		cap = s->cap_bins ? 2 * s->cap_bins : 256;
+		n = calloc(cap, sizeof(*n));
+		if (!n)
+			return NULL;
+		for (i = 0; i < s->cap_bins; i++) {
+			if (!s->bins[i].path)
+				continue;
+			j = str_hash(s->bins[i].path) & (cap - 1);
+			while (n[j].path)
+				j = (j + 1) & (cap - 1);
+			n[j] = s->bins[i];
+		}
+		free(s->bins);
+		s->bins = n;
+		s->cap_bins = cap;
+	}
+	if (!s->cap_bins)
+		return NULL;
+	j = str_hash(path) & (s->cap_bins - 1);
+	while (s->bins[j].path && strcmp(s->bins[j].path, path))
+		j = (j + 1) & (s->cap_bins - 1);
+	if (s->bins[j].path || !add)
+		return s->bins[j].path ? &s->bins[j] : NULL;
+	s->bins[j].path = strdup(path);
+	if (!s->bins[j].path)
+		return NULL;
+	s->nr_bins++;
+	return &s->bins[j];
+}
+
+static void hex(const uint8_t *id, uint32_t len, char *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < len && i < BUILDID_MAX; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* Remember where a binary is first mapped, and its recorded build-id. */
+static void note_map(struct pp *s, const struct perf_event_header *h)
+{
+	const uint8_t *p = (const uint8_t *)h;
+	size_t off = h->type == PERF_RECORD_MMAP2 ? 72 : 40, n;
+	const char *name = (const char *)p + off;
+	struct bin *b;
+	uint8_t len;
+
+	if (h->size <= off || (h->misc & PERF_RECORD_MISC_MMAP_DATA))
+		return;
+	n = strnlen(name, h->size - off);
+	if (n == 0 || n == h->size - off)
+		return;
+	b = bin_find(s, name, true);
+	if (!b || b->limit)
+		return;
+	memcpy(&b->start, p + 16, 8);
+	memcpy(&b->limit, p + 24, 8);
+	b->limit += b->start;
+	memcpy(&b->pgoff, p + 32, 8);
+	if (h->type == PERF_RECORD_MMAP2 &&
+	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+		len = p[40];
+		if (len && len <= BUILDID_MAX) {
+			hex(p + 44, len, b->build_id);
+			b->id_known = true;
+		}
+	}
+}
+
+static uint64_t mapping_of(struct pp *s, const struct pipe_symbol *sym)
+{
+	uint8_t id[BUILDID_MAX];
+	uint32_t len;
+	struct bin *b;
+
+	if (!sym->dso)
+		return 0;
+	if (sym->flags & PIPE_SYM_KERNEL)
+		return pprof_mapping(s->prof, sym->dso,
+				     s->kernel_text ? s->kernel_text
+						    : UINT64_C(0xffffffff80000000),
+				     UINT64_MAX, 0,
+				     s->host->meta_prop(s->ctx,
+							"kernel_build_id"));
+	b = bin_find(s, sym->dso, false);
+	if (!b)
+		return pprof_mapping(s->prof, sym->dso, 0, 0, 0, NULL);
+	if (!b->id_known) {
+		b->id_known = true;
+		if (buildid_of_file(b->path, id, &len) == 0)
+			hex(id, len, b->build_id);
+	}
+	return pprof_mapping(s->prof, b->path, b->start, b->limit, b->pgoff,
+			     b->build_id);
+}
+
+/* The location of address `addr` of pid (looked up at `look`, one byte
+ * back for return addresses), through the cache. */
+static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
+			 uint64_t look, uint16_t misc)
+{
+	struct loc_slot *c = &s->cache[(addr * 0x9e3779b97f4a7c15ULL ^ pid) >>
+				       48 & (CACHE_SLOTS - 1)];
+	struct pipe_symbol sym;
+	char buf[512];
+	const char *name;
+	uint64_t map, fn;
+
+	if (c->loc && c->addr == addr && c->pid == pid && c->gen == s->gen &&
+	    c->misc == misc)
+		return c->loc;
+	memset(&sym, 0, sizeof(sym));
+	if (s->host->symbolize(s->ctx, pid, look, misc, &sym) < 0)
+		memset(&sym, 0, sizeof(sym));
+	name = sym.name;
+	if (!name) {
+		/* as the report shows an unresolved address */
+		if (sym.dso)
+			snprintf(buf, sizeof(buf), "[unknown] %s+0x%" PRIx64,
+				 sym.dso_short ? sym.dso_short : sym.dso,
+				 sym.offset);
+		else
+			snprintf(buf, sizeof(buf), "[unknown] 0x%" PRIx64,
+				 look);
+		name = buf;
+	}
+	map = mapping_of(s, &sym);
+	fn = pprof_function(s->prof, name, NULL);
+	c->loc = pprof_location(s->prof, map, addr, fn);
+	c->addr = addr;
+	c->pid = pid;
+	c->gen = s->gen;
+	c->misc = misc;
+	return c->loc;
+}
+
+/* The locations of a sample's stack, leaf first; returns how many. */
+static uint32_t stack(struct pp *s, const struct pipe_sample *smp)
+{
+	uint16_t misc = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
+	bool first = true;
+	uint32_t n = 0;
+	uint64_t i, ip;
+
+	if (!smp->nr_callchain) {
+		s->locs[n] = location(s, smp->pid, smp->ip, smp->ip, misc);
+		return s->locs[n] ? 1 : 0;
+	}
+	for (i = 0; i < smp->nr_callchain && n < PPROF_DEPTH_MAX; i++) {
+		ip = smp->callchain[i];
+		if (ip >= CONTEXT_MAX) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+				misc = PERF_RECORD_MISC_KERNEL;
+			else if (ip == (uint64_t)PERF_CONTEXT_USER)
+				misc = PERF_RECORD_MISC_USER;
+			first = true;
+			continue;
+		}
+		/* after the first of each context: return addresses */
+		s->locs[n] = location(s, smp->pid, ip, first ? ip : ip - 1,
+				      misc);
+		if (s->locs[n])
+			n++;
+		first = false;
+	}
+	return n;
+}
+
+static int pp_sample(struct pp *s, const struct pipe_record *rec)
+{
+	struct pipe_sample smp;
+	struct pprof_labels lab;
+	uint32_t n;
+	int ret;
+
+	if (s->host->decode_sample(s->ctx, rec, &smp) < 0 ||
+	    smp.event >= s->nr_events)
+		return 0;
+	if (smp.time) {
+		if (!s->first_time)
+			s->first_time = smp.time;
+		s->last_time = smp.time;
+	}
+	n = stack(s, &smp);
+	memset(s->values, 0, 2 * s->nr_events * sizeof(*s->values));
+	s->values[2 * smp.event] = 1;
+	s->values[2 * smp.event + 1] = (int64_t)smp.period;
+	lab.pid = (smp.sample_type & PERF_SAMPLE_TID) ? (int64_t)smp.pid : -1;
+	lab.tid = (smp.sample_type & PERF_SAMPLE_TID) ? (int64_t)smp.tid : -1;
+	lab.comm = s->host->thread_comm(s->ctx, smp.tid);
+	ret = pprof_sample(s->prof, s->locs, n, s->values, &lab);
+	if (ret < 0)
+		s->host->error(s->ctx, "cannot write '%s': %s", s->path,
+			       ret == -E2BIG ? "too many distinct stacks"
+					     : strerror(-ret));
+	return ret;
+}
+
+static int pp_consume(void *state, const struct pipe_batch *b)
+{
+	struct pp *s = state;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++) {
+		const struct perf_event_header *h = b->recs[i].hdr;
+
+		switch (h->type) {
+		case PERF_RECORD_SAMPLE:
+			ret = pp_sample(s, &b->recs[i]);
+			if (ret < 0)
+				return ret;
+			break;
+		case PERF_RECORD_MMAP:
+		case PERF_RECORD_MMAP2:
+			note_map(s, h);
+			s->gen++;
+			break;
+		case PERF_RECORD_COMM:
+		case PERF_RECORD_FORK:
+		case PERF_RECORD_EXIT:
+			s->gen++;
+			break;
+		default:
+			break;
+		}
+	}
+	return 0;
+}
+
+static int pp_finish(void *state)
+{
+	struct pp *s = state;
+	const char *start = s->host->meta_prop(s->ctx, "start_realtime_ns");
+	int ret;
+
+	pprof_set_times(s->prof, start ? strtoll(start, NULL, 10) : 0,
+			(int64_t)(s->last_time - s->first_time));
+	ret = pprof_write(s->prof, s->fd, s->level);
+	if (ret < 0)
+		s->host->error(s->ctx, "cannot write '%s': %s", s->path,
+			       strerror(-ret));
+	return ret;
+}
+
+PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SINK,
+	.flags = PIPE_PLUGIN_SYMBOLS,
+	.name = "pprof",
+	.summary = "write a pprof profile (gzipped profile.proto) for go tool "
+		   "pprof and fleet profilers",
+	.version = "1.0",
+	.params = pp_params,
+	.open = pp_open,
+	.close = pp_close,
+	.start_sink = pp_start,
+	.consume = pp_consume,
+	.finish = pp_finish,
+};
