@@ -69,6 +69,37 @@ def parse(path):
     return {k: sorted(v) for k, v in tables.items()}
 
 
+def kallsyms():
+    """name -> address of the running kernel (aliases share an address)"""
+    addrs = {}
+    try:
+        for line in open('/proc/kallsyms'):
+            a, _, name = line.split()[:3]
+            addrs.setdefault(name, int(a, 16))
+    except OSError:
+        pass
+    return addrs
+
+
+KSYMS = None
+
+
+def aliases(r, x):
+    """two rows naming one address: perf and pipe pick different aliases
+    of a kernel symbol (__pi___x86_indirect_thunk_rax is
+    __x86_indirect_thunk_rax), or perf names a PLT stub (name@plt) that
+    pipe leaves unresolved"""
+    global KSYMS
+    if r.endswith('@plt') or x.endswith('@plt'):
+        return True
+    if '|[kernel.kallsyms]|' not in r:
+        return False
+    if KSYMS is None:
+        KSYMS = kallsyms()
+    a = KSYMS.get(r.rsplit('|', 1)[1])
+    return a is not None and a != 0 and a == KSYMS.get(x.rsplit('|', 1)[1])
+
+
 def main():
     if sys.argv[1] == '-c':  # -c COMM A B: only that command's rows
         comm = sys.argv[2]
@@ -92,13 +123,13 @@ def main():
             print('%s: no rows' % ev)
             bad = 1
         sa, sb = set(a[ev]), set(b[ev])
-        # perf names PLT stubs (name@plt), pipe's symbolizer leaves them
-        # unresolved: a row of the same share, command and object is that
+        # a row of the same share, command and object naming the same
+        # address another way is the same row
         only_a, only_b = sa - sb, sb - sa
         for r in sorted(only_a):
             key = r.rsplit('|', 1)[0]
             twin = [x for x in only_b if x.rsplit('|', 1)[0] == key and
-                    (x.endswith('@plt') or r.endswith('@plt'))]
+                    aliases(r, x)]
             if twin:
                 print('note: %s: %s is %s' % (ev, r, twin[0]))
                 only_b.discard(twin[0])
