@@ -313,14 +313,17 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 		memset(&sym, 0, sizeof(sym));
 	name = sym.name;
 	if (!name) {
-		/* as the report shows an unresolved address */
-		if (sym.dso)
+		/* as the report shows it: the recorded address, not the one
+		 * looked up */
+		const char *base = sym.dso ? strrchr(sym.dso, '/') : NULL;
+
+		base = base ? base + 1 : sym.dso;
+		if (base)
 			snprintf(buf, sizeof(buf), "[unknown] %s+0x%" PRIx64,
-				 sym.dso_short ? sym.dso_short : sym.dso,
-				 sym.offset);
+				 base, sym.offset + (addr - look));
 		else
 			snprintf(buf, sizeof(buf), "[unknown] 0x%" PRIx64,
-				 look);
+				 sym.offset + (addr - look));
 		name = buf;
 	}
 	map = mapping_of(s, &sym);
