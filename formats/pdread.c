@@ -345,28 +345,23 @@ static void parse_feature(struct pdread *r, uint32_t feat, const uint8_t *p,
 			  size_t len)
 {
 	struct pdread_info *in = &r->info;
+	/* the features that are one perf_header_string */
+	char **const strs[] = {
+		[PD_FEAT_HOSTNAME] = &in->hostname,
+		[PD_FEAT_OSRELEASE] = &in->release,
+		[PD_FEAT_VERSION] = &in->version,
+		[PD_FEAT_ARCH] = &in->arch,
+		[PD_FEAT_CPUDESC] = &in->cpudesc,
+		[PD_FEAT_CPUID] = &in->cpuid,
+	};
 
+	if (feat < sizeof(strs) / sizeof(strs[0]) && strs[feat]) {
+		set_string(strs[feat], p, len);
+		return;
+	}
 	switch (feat) {
 	case PD_FEAT_BUILD_ID:
 		set_build_ids(r, p, len);
-		break;
-	case PD_FEAT_HOSTNAME:
-		set_string(&in->hostname, p, len);
-		break;
-	case PD_FEAT_OSRELEASE:
-		set_string(&in->release, p, len);
-		break;
-	case PD_FEAT_VERSION:
-		set_string(&in->version, p, len);
-		break;
-	case PD_FEAT_ARCH:
-		set_string(&in->arch, p, len);
-		break;
-	case PD_FEAT_CPUDESC:
-		set_string(&in->cpudesc, p, len);
-		break;
-	case PD_FEAT_CPUID:
-		set_string(&in->cpuid, p, len);
 		break;
 	case PD_FEAT_NRCPUS:
 		if (len >= 8) {
