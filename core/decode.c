@@ -81,26 +81,42 @@ static void skip_regs(struct cursor *c, uint64_t mask)
 		take_bytes(c, (uint64_t)__builtin_popcountll(mask) * 8);
 }
 
-/* The event a record belongs to: IDENTIFIER first in samples, last in the
- * sample_id_all trailer of the others; else the only/first event. */
+/*
+ * The event a record belongs to, by its sample id: IDENTIFIER first in
+ * samples and last in the sample_id_all trailer of the others; else ID,
+ * after IP, TID, TIME and ADDR in a sample and before STREAM_ID and CPU
+ * at the end of the trailer (perf record asks for ID alone when its
+ * events share one sample_type).  Every event shares the first one's
+ * layout.  The only/first event when there is no id.
+ */
 static uint32_t record_event(const struct meta *m,
 			     const struct perf_event_header *h)
 {
 	const struct perf_event_attr *a0 = meta_attr(m, 0);
-	const uint8_t *body = (const uint8_t *)(h + 1);
-	uint64_t id;
+	uint64_t t, id;
+	size_t at;
 
 	if (!a0)
 		return PIPE_EVENT_NONE;
+	t = a0->sample_type;
 	if (meta_nr_events(m) == 1 ||
-	    !(a0->sample_type & PERF_SAMPLE_IDENTIFIER))
+	    !(t & (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_ID)))
 		return 0;
-	if (h->size < sizeof(*h) + 8)
+	if (t & PERF_SAMPLE_IDENTIFIER) {
+		at = h->type == PERF_RECORD_SAMPLE ? 8 : (size_t)h->size - 8;
+	} else if (h->type == PERF_RECORD_SAMPLE) {
+		at = 8 * (1 + (size_t)!!(t & PERF_SAMPLE_IP) +
+			  !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) +
+			  !!(t & PERF_SAMPLE_ADDR));
+	} else {
+		if (!a0->sample_id_all)
+			return PIPE_EVENT_NONE;
+		at = (size_t)h->size - 8 * (1 + (size_t)!!(t & PERF_SAMPLE_STREAM_ID) +
+					     !!(t & PERF_SAMPLE_CPU));
+	}
+	if (h->size < sizeof(*h) + 8 || at < sizeof(*h) || at + 8 > h->size)
 		return PIPE_EVENT_NONE;
-	if (h->type == PERF_RECORD_SAMPLE)
-		memcpy(&id, body, 8);
-	else
-		memcpy(&id, (const uint8_t *)h + h->size - 8, 8);
+	memcpy(&id, (const uint8_t *)h + at, 8);
 	return meta_event_of_id(m, id);
 }
 

@@ -133,9 +133,59 @@ static void test_decode(void)
 	meta_free(m);
 }
 
+/* perf record's two events of one sample_type: ID, not IDENTIFIER */
+static void test_decode_id(void)
+{
+	struct perf_event_attr a = { 0 };
+	uint64_t ids[1] = { 31 }, ids2[1] = { 32 }, rec[8] = { 0 };
+	struct perf_event_header *h = (struct perf_event_header *)rec;
+	struct pipe_record r = { h, 0, 0, PIPE_EVENT_NONE };
+	struct meta *m = meta_new();
+	struct pipe_sample s;
+	struct pipe_sample_id sid;
+	struct pipe_err err;
+
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	a.sample_id_all = 1;
+	CHECK(meta_add_event(m, &a, "cpu-clock", ids, 1, &err) == 0);
+	a.config = 1;
+	CHECK(meta_add_event(m, &a, "task-clock", ids2, 1, &err) == 1);
+	h->type = PERF_RECORD_SAMPLE;
+	h->size = 7 * 8;
+	rec[1] = 0x401000;                  /* ip */
+	rec[2] = 7 | ((uint64_t)8 << 32);   /* pid, tid */
+	rec[3] = 1000;                      /* time */
+	rec[4] = 32;                        /* id: task-clock */
+	rec[5] = 1;                         /* cpu */
+	rec[6] = 250000;                    /* period */
+	CHECK(decode_sample(m, &r, &s) == 0);
+	CHECK(s.event == 1 && s.id == 32 && s.period == 250000);
+	/* an EXIT's trailer: TID TIME ID CPU */
+	{
+		uint64_t ex[9] = { 0 };
+		struct perf_event_header eh = { PERF_RECORD_EXIT, 0, 9 * 8 };
+
+		memcpy(ex, &eh, sizeof(eh));
+		ex[5] = 7 | ((uint64_t)8 << 32); /* TID */
+		ex[6] = 2000;                    /* TIME */
+		ex[7] = 31;                      /* ID: cpu-clock */
+		ex[8] = 1;                       /* CPU */
+		r.hdr = (struct perf_event_header *)ex;
+		CHECK(decode_sample_id(m, &r, &sid) == 0);
+		CHECK(sid.event == 0 && sid.time == 2000 && sid.cpu == 1);
+		ex[7] = 32;
+		CHECK(decode_sample_id(m, &r, &sid) == 0 && sid.event == 1);
+	}
+	meta_free(m);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_decode();
+	test_decode_id();
 	return test_result();
 }
