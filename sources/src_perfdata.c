@@ -188,6 +188,25 @@ static const char *kernel_build_id(const struct pdread_info *in, char *hex,
 	return NULL;
 }
 
+/* perf's default clock is its own (perf_clock); -k names a clockid */
+static const char *clock_name(const struct pdread_info *in, char *buf,
+			      size_t cap)
+{
+	static const char *const names[] = {
+		"realtime", "monotonic", "process_cputime", "thread_cputime",
+		"monotonic_raw", "realtime_coarse", "monotonic_coarse",
+		"boottime", "realtime_alarm", "boottime_alarm", NULL, "tai",
+	};
+
+	if (!in->has_clockid)
+		return "perf";
+	if (in->clockid < sizeof(names) / sizeof(names[0]) &&
+	    names[in->clockid])
+		return names[in->clockid];
+	snprintf(buf, cap, "clockid %" PRIu64, in->clockid);
+	return buf;
+}
+
 static int build_meta(struct pdsrc *s)
 {
 	const struct pdread_info *in = pdread_info(s->rd);
@@ -246,7 +265,14 @@ static int build_meta(struct pdsrc *s)
 	}
 	ret |= set_prop(s, "kernel_build_id",
 			kernel_build_id(in, buf, sizeof(buf)));
-	ret |= set_prop(s, "clock", "perf");
+	ret |= set_prop(s, "clock", clock_name(in, buf, sizeof(buf)));
+	if (in->has_clock_data) {
+		/* the recording's clock and the wall clock at one instant */
+		snprintf(buf, sizeof(buf), "%" PRIu64, in->clock_ref_ns);
+		ret |= set_prop(s, "clock_ref_ns", buf);
+		snprintf(buf, sizeof(buf), "%" PRIu64, in->clock_wall_ns);
+		ret |= set_prop(s, "clock_wall_ns", buf);
+	}
 	ret |= set_prop(s, "source", in->pipe_mode ? "perf.data (pipe mode)"
 						     : "perf.data");
 	return ret < 0 ? -EINVAL : 0;
