@@ -10,6 +10,12 @@
                             prints how many
   pdtool.py badsize IN OUT  the size of a record in the middle of the data
                             set to 4 (impossible)
+  pdtool.py decompress IN OUT
+                            IN's compressed records inflated by the zstd
+                            tool (one stream, as perf writes it), rounds
+                            dropped, the COMPRESSED feature cleared, the
+                            other features kept: what perf reads when the
+                            records inside need perfdata-fix-mmap2.py
   pdtool.py make [--pipe] [--zstd] OUT
                             a small perf.data of our own: one cpu-clock
                             event (ids 1, 2), a COMM of 'hostile' and 3
@@ -81,9 +87,54 @@ def make(args):
     open(out, 'wb').write(d)
 
 
+def decompress(src, dst):
+    d = open(src, 'rb').read()
+    off, size = struct.unpack_from('<QQ', d, 40)
+    plain, z = bytearray(), bytearray()
+    for o, typ, misc, sz in records(d):
+        if typ == 81:
+            z += d[o + 8:o + sz]
+        elif typ == 83:
+            n = struct.unpack_from('<Q', d, o + 8)[0]
+            z += d[o + 16:o + 16 + n]
+        elif typ != 68:
+            plain += d[o:o + sz]
+    # perf never ends its zstd frame: the tool says so and gives the data
+    out = subprocess.run(['zstd', '-dcq'], input=bytes(z), stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL).stdout
+    o = 0
+    while o + 8 <= len(out):
+        sz = struct.unpack_from('<H', out, o + 6)[0]
+        if sz < 8 or o + sz > len(out):
+            break
+        o += sz
+    data = bytes(plain) + out[:o]
+    bits = list(struct.unpack_from('<4Q', d, 72))
+    at, feats = off + size, []
+    for f in range(256):
+        if bits[f // 64] >> (f % 64) & 1:
+            fo, fs = struct.unpack_from('<QQ', d, at)
+            at += 16
+            if f != 27:
+                feats.append((f, d[fo:fo + fs]))
+    bits[27 // 64] &= ~(1 << (27 % 64))
+    head = bytearray(d[:off])
+    struct.pack_into('<Q', head, 48, len(data))
+    struct.pack_into('<4Q', head, 72, *bits)
+    table = off + len(data)
+    pay = table + 16 * len(feats)
+    tab, body = bytearray(), bytearray()
+    for f, b in feats:
+        tab += struct.pack('<QQ', pay + len(body), len(b))
+        body += b
+    open(dst, 'wb').write(bytes(head) + data + bytes(tab) + bytes(body))
+
+
 def main():
     if sys.argv[1] == 'make':
         return make(sys.argv[2:])
+    if sys.argv[1] == 'decompress':
+        return decompress(sys.argv[2], sys.argv[3])
     cmd, src, dst = sys.argv[1:4]
     d = bytearray(open(src, 'rb').read())
     if d[:8] != b'PERFILE2' or struct.unpack_from('<Q', d, 8)[0] != 104:
