@@ -247,6 +247,8 @@ static int feature_record(struct pdwrite *w, uint32_t feat, size_t len)
 	return ret ? ret : out_u64(w, feat);
 }
 
+static int feat_write(struct pdwrite *w, uint32_t f);
+
 /* Pipe mode: attrs, names and the string features as records. */
 static int start_pipe(struct pdwrite *w)
 {
@@ -291,6 +293,12 @@ static int start_pipe(struct pdwrite *w)
 			ret = out_u32(w, w->nr_cpus_avail);
 		if (ret == 0)
 			ret = out_u32(w, w->nr_cpus_online);
+	}
+	/* perf sizes its inflate buffer from this feature */
+	if (ret == 0 && w->comp != PDWRITE_COMP_NONE) {
+		ret = feature_record(w, PD_FEAT_COMPRESSED, 20);
+		if (ret == 0)
+			ret = feat_write(w, PD_FEAT_COMPRESSED);
 	}
 	/* names: one EVENT_UPDATE per event, keyed by its first id */
 	for (i = 0; ret == 0 && i < w->nr_events; i++) {
