@@ -32,22 +32,41 @@ perf_record_require() {
 perf_table() {
 	perf report --stdio --no-children -g none --sort comm,dso,sym -i "$1" 2>/dev/null
 }
-perf_rows() {
+# perf_ok_on FILE: perf report reads FILE whole (it may say "failed to
+# process" and still exit 0)
+perf_ok_on() {
+	local err
+
+	err=$(perf report --stdio -i "$1" 2>&1 >/dev/null) || return 1
+	case "$err" in *"failed to process"*|*"Couldn't"*) return 1 ;; esac
+}
+# perf_readable FILE: prints FILE, or the copy of it perf can read
+perf_readable() {
 	local fix="$TOP/tests/tools/perfdata-fix-mmap2.py"
 
-	perf_table "$1" && return 0
+	if perf_ok_on "$1"; then
+		echo "$1"
+		return 0
+	fi
 	# pipe mode: perf inject writes the same records in file mode
 	if [ "$(od -An -tu8 -j8 -N8 "$1" | tr -d ' ')" = 16 ]; then
 		echo "note: perf report aborts on '$1' (pipe mode): through perf inject" >&2
-		perf inject -i "$1" -o "$1.file" 2>/dev/null && perf_rows "$1.file"
+		perf inject -i "$1" -o "$1.file" 2>/dev/null && perf_readable "$1.file"
 		return
 	fi
 	echo "note: perf report aborts on '$1': comparing with a fixed copy" >&2
-	python3 "$fix" "$1" "$1.fixed" 2>/dev/null && perf_table "$1.fixed" && return 0
+	python3 "$fix" "$1" "$1.fixed" 2>/dev/null && perf_ok_on "$1.fixed" &&
+		{ echo "$1.fixed"; return 0; }
 	echo "note: and on the fixed copy: inflated by the zstd tool first" >&2
 	python3 "$LIB4/pdtool.py" decompress "$1" "$1.plain" &&
 		python3 "$fix" "$1.plain" "$1.plain.fixed" 2>/dev/null &&
-		perf_table "$1.plain.fixed"
+		echo "$1.plain.fixed"
+}
+perf_rows() {
+	local f
+
+	f=$(perf_readable "$1") || return 1
+	perf_table "$f"
 }
 
 # pipe_rows SPEC: pipe's table of source SPEC
