@@ -74,7 +74,10 @@ struct row {
 	uint64_t samples;
 	uint64_t period;     /* self */
 	uint64_t children;   /* self + as a caller (children=on) */
-	uint32_t tree;       /* graph root node, NONE */
+	uint32_t stamp;      /* the last chain visit that met this row */
+	uint32_t occ_off;    /* its graph's starts in report.occ */
+	uint32_t occ_nr;
+	uint32_t occ_fill;
 };
 
 struct chain {
@@ -90,6 +93,23 @@ struct node {
 	uint32_t sym;
 	uint32_t child;   /* first child, NONE */
 	uint32_t sibling; /* NONE */
+	uint32_t kids;    /* distinct children, shown or not */
+	uint64_t period;
+};
+
+/* Where a row's call graph starts: a chain and a frame of it. */
+struct occ {
+	uint32_t chain; /* index in chains */
+	uint32_t pos;   /* frame index, leaf 0 */
+};
+
+/* One chain followed while a call graph is built. */
+struct walk {
+	uint32_t off;    /* its frames in pool */
+	uint32_t len;
+	uint32_t pos;    /* the frame this step reaches */
+	int32_t dir;     /* +1 towards the root, -1 towards the leaf */
+	uint32_t sym;    /* frame pos's symbol, for grouping */
 	uint32_t pad;
 	uint64_t period;
 };
@@ -145,7 +165,11 @@ struct report {
 	struct vec chains; /* struct chain */
 	struct htab chains_h;
 	struct vec pool;   /* uint32_t frames of chains */
-	struct vec nodes;  /* struct node */
+	struct vec nodes;  /* struct node: the graph being printed */
+	struct occ *occ;   /* graph starts, grouped by row */
+	struct walk *walks; /* scratch of build_graph */
+	size_t walks_cap;
+	uint32_t stamp;    /* chain visits, for rows met once per chain */
 	struct rcache *rcache;
 	struct ccache *ccache;
 	uint32_t gen;      /* bumped when process state changes */
@@ -483,7 +507,6 @@ static struct row *row_get(struct report *r, const struct row *k)
 	e->event = k->event;
 	memcpy(e->k, k->k, sizeof(e->k));
 	e->hash = hash;
-	e->tree = NONE;
 	htab_put(&r->rows_h, hash, idx);
 	return e;
 }
@@ -742,29 +765,46 @@ static int report_consume(void *state, const struct pipe_batch *b)
 
 /* ---- the end: children, graphs, output ---------------------------------- */
 
-/*
- * The row key of frame j of chain c (frames f) into *k; true when a frame
- * before it has the same key, so a recursive function counts once.
- */
-static bool frame_key(const struct report *r, const struct chain *c,
-		      const uint32_t *f, uint32_t j, struct row *k)
+static double pct(uint64_t v, uint64_t total)
 {
-	uint32_t m;
+	return total ? 100.0 * (double)v / (double)total : 0.0;
+}
 
-	row_key(r, k, c->event, c->comm, c->pid, c->cpu, f[j]);
-	for (m = 0; m < j; m++) {
-		struct row k2;
+/*
+ * The row of frame j of chain c (frames f), created as needed; *first is
+ * false when a frame nearer the leaf in this chain had the same row, so a
+ * recursive function counts once.  Every chain visit takes a new stamp.
+ */
+static struct row *frame_row(struct report *r, const struct chain *c,
+			     const uint32_t *f, uint32_t j, bool *first)
+{
+	struct row k, *row;
 
-		row_key(r, &k2, c->event, c->comm, c->pid, c->cpu, f[m]);
-		if (memcmp(k->k, k2.k, sizeof(k->k)) == 0)
-			return true;
+	row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j]);
+	row = row_get(r, &k);
+	if (!row)
+		return NULL;
+	*first = row->stamp != r->stamp;
+	row->stamp = r->stamp;
+	return row;
+}
+
+/* A new stamp for the next chain visit (0 marks no visit yet). */
+static void next_stamp(struct report *r)
+{
+	if (++r->stamp == 0) {
+		uint32_t i;
+
+		for (i = 0; i < r->rows.nr; i++)
+			((struct row *)vec_at(&r->rows, i))->stamp = 0;
+		r->stamp = 1;
 	}
-	return false;
 }
 
 static int compute_children(struct report *r)
 {
 	uint32_t i, j;
+	bool first;
 
 	for (i = 0; i < r->rows.nr; i++) {
 		struct row *row = vec_at(&r->rows, i);
@@ -774,23 +814,77 @@ static int compute_children(struct report *r)
 	for (i = 0; i < r->chains.nr; i++) {
 		const struct chain *c = vec_at(&r->chains, i);
 		const uint32_t *f = vec_at(&r->pool, c->off);
+		struct row *row;
 
 		/* every distinct row above the leaf gets the period once */
+		next_stamp(r);
+		if (c->len && !frame_row(r, c, f, 0, &first))
+			return -ENOMEM;
 		for (j = 1; j < c->len; j++) {
-			struct row k, *row;
-
-			if (frame_key(r, c, f, j, &k))
-				continue;
-			row = row_get(r, &k);
+			row = frame_row(r, c, f, j, &first);
 			if (!row)
 				return -ENOMEM;
-			row->children += c->period;
+			if (first)
+				row->children += c->period;
 		}
 	}
 	return 0;
 }
 
-static uint32_t node_new(struct report *r, uint32_t sym)
+/*
+ * Where each row's call graph starts: (chain, frame) pairs grouped by
+ * row in r->occ, row->occ_off and row->occ_nr.  Without children, a
+ * leaf's row gets the whole chain; with children, every distinct row of
+ * the chain gets the part seen from its frame nearest the leaf.  Linear
+ * in the frames of the distinct chains.
+ */
+static int find_occurrences(struct report *r)
+{
+	uint32_t pass, i, j, total = 0;
+	bool first;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < r->chains.nr; i++) {
+			const struct chain *c = vec_at(&r->chains, i);
+			const uint32_t *f = vec_at(&r->pool, c->off);
+
+			next_stamp(r);
+			for (j = 0; j < c->len; j++) {
+				struct row *row = frame_row(r, c, f, j, &first);
+
+				if (!row)
+					return -ENOMEM;
+				if (first && pass == 0) {
+					row->occ_nr++;
+				} else if (first) {
+					r->occ[row->occ_off + row->occ_fill].chain = i;
+					r->occ[row->occ_off + row->occ_fill].pos = j;
+					row->occ_fill++;
+				}
+				if (!r->children)
+					break; /* the leaf's row only */
+			}
+		}
+		if (pass == 1)
+			break;
+		for (i = 0; i < r->rows.nr; i++) {
+			struct row *row = vec_at(&r->rows, i);
+
+			row->occ_off = total;
+			row->occ_fill = 0;
+			if (total + row->occ_nr < total ||
+			    total + row->occ_nr > MAX_ITEMS)
+				return -E2BIG;
+			total += row->occ_nr;
+		}
+		r->occ = malloc(((size_t)total + 1) * sizeof(*r->occ));
+		if (!r->occ)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static uint32_t node_new(struct report *r, uint32_t sym, uint64_t period)
 {
 	uint32_t idx = vec_push(&r->nodes);
 	struct node *n;
@@ -801,104 +895,119 @@ static uint32_t node_new(struct report *r, uint32_t sym)
 	n->sym = sym;
 	n->child = NONE;
 	n->sibling = NONE;
+	n->period = period;
 	return idx;
 }
 
-/* The child of parent for sym, created as needed. */
-static uint32_t node_child(struct report *r, uint32_t parent, uint32_t sym)
+static int walk_cmp(const void *a, const void *b)
 {
-	struct node *p = vec_at(&r->nodes, parent);
-	uint32_t i, idx;
+	const struct walk *x = a, *y = b;
 
-	for (i = p->child; i != NONE;) {
-		const struct node *n = vec_at(&r->nodes, i);
-
-		if (n->sym == sym)
-			return i;
-		i = n->sibling;
-	}
-	idx = node_new(r, sym);
-	if (idx == NONE)
-		return NONE;
-	p = vec_at(&r->nodes, parent);
-	((struct node *)vec_at(&r->nodes, idx))->sibling = p->child;
-	p->child = idx;
-	return idx;
+	return x->sym < y->sym ? -1 : x->sym > y->sym;
 }
 
 /*
- * Add one chain's path to a row's tree: frames from..to (inclusive,
- * stepping by dir) of chain c, each a node under the previous.
+ * The children of node `at` from the walks w[0..n) (each at its next
+ * frame): one child per symbol, kept only when the graph can show it
+ * (GRAPH_MIN_PERCENT of total), except a root's lone child, which is
+ * always shown.  Work is bounded by the walks that reach shown nodes.
  */
-static int tree_add(struct report *r, const struct chain *c, uint32_t at_row,
-		    int64_t from, int64_t to, int dir)
+static int tree_grow(struct report *r, uint32_t at, struct walk *w,
+		     size_t n, uint64_t total, bool root)
 {
-	struct row *row = vec_at(&r->rows, at_row);
-	uint32_t at = row->tree;
-	int64_t j;
-
-	if (at == NONE) {
-		at = node_new(r, NONE);
-		if (at == NONE)
-			return -ENOMEM;
-		((struct row *)vec_at(&r->rows, at_row))->tree = at;
-	}
-	((struct node *)vec_at(&r->nodes, at))->period += c->period;
-	for (j = from;; j += dir) {
-		const uint32_t *f = vec_at(&r->pool, c->off);
-
-		at = node_child(r, at, f[j]);
-		if (at == NONE)
-			return -ENOMEM;
-		((struct node *)vec_at(&r->nodes, at))->period += c->period;
-		if (j == to)
-			break;
-	}
-	return 0;
-}
-
-/*
- * Call graphs from the distinct chains (frames leaf first).  Without
- * children, a leaf's row gets the whole chain: callee order leaf to root,
- * caller order root to leaf.  With children, every row in the chain gets
- * the part seen from it: callee order its callers (it up to the root),
- * caller order its callees (it down to the leaf).
- */
-static int build_graphs(struct report *r)
-{
-	uint32_t i, j, m;
+	size_t i, g, start, m, groups = 0;
+	struct node *parent;
+	uint32_t kid;
+	uint64_t sum;
 	int ret;
 
-	for (i = 0; i < r->chains.nr; i++) {
-		const struct chain *c = vec_at(&r->chains, i);
-		const uint32_t *f = vec_at(&r->pool, c->off);
-		int64_t last = (int64_t)c->len - 1;
+	for (i = 0; i < n; i++) {
+		const uint32_t *f = vec_at(&r->pool, w[i].off);
 
-		for (j = 0; j < c->len; j++) {
-			struct row k, *row;
+		w[i].sym = f[w[i].pos];
+	}
+	qsort(w, n, sizeof(*w), walk_cmp);
+	for (i = 0; i < n; i = g)
+		for (g = i, groups++; g < n && w[g].sym == w[i].sym; g++)
+			;
+	/* print_graph tells a lone first child from several */
+	((struct node *)vec_at(&r->nodes, at))->kids = (uint32_t)groups;
+	for (start = 0; start < n; start = g) {
+		sum = 0;
+		for (g = start; g < n && w[g].sym == w[start].sym; g++)
+			sum += w[g].period;
+		if (!(root && groups == 1) &&
+		    pct(sum, total) < GRAPH_MIN_PERCENT)
+			continue;
+		kid = node_new(r, w[start].sym, sum);
+		if (kid == NONE)
+			return -ENOMEM;
+		parent = vec_at(&r->nodes, at);
+		((struct node *)vec_at(&r->nodes, kid))->sibling = parent->child;
+		parent->child = kid;
+		/* the walks that go on below the kid, moved to the front of
+		 * the group: entries before i are read already */
+		for (m = 0, i = start; i < g; i++) {
+			int64_t next = (int64_t)w[i].pos + w[i].dir;
 
-			if (frame_key(r, c, f, j, &k))
+			if (next < 0 || next >= (int64_t)w[i].len)
 				continue;
-			row = row_get(r, &k);
-			if (!row)
-				return -ENOMEM;
-			m = (uint32_t)(row - (struct row *)r->rows.items);
-			if (!r->children)
-				ret = r->graph == GRAPH_CALLEE ?
-					      tree_add(r, c, m, 0, last, 1) :
-					      tree_add(r, c, m, last, 0, -1);
-			else
-				ret = r->graph == GRAPH_CALLEE ?
-					      tree_add(r, c, m, j, last, 1) :
-					      tree_add(r, c, m, j, 0, -1);
+			w[start + m] = w[i];
+			w[start + m].pos = (uint32_t)next;
+			m++;
+		}
+		if (m) {
+			ret = tree_grow(r, kid, w + start, m, total, false);
 			if (ret < 0)
 				return ret;
-			f = vec_at(&r->pool, c->off);
-			if (!r->children)
-				break; /* the leaf's row only */
 		}
 	}
 	return 0;
+}
+
+/*
+ * The call graph of one row into r->nodes (emptied first); *root is its
+ * root node.  Callee order walks from a frame towards the root of the
+ * chain, caller order towards the leaf; without children, a leaf row's
+ * graph is the whole chain.
+ */
+static int build_graph(struct report *r, const struct row *row,
+		       uint64_t total, uint32_t *root)
+{
+	size_t i, n = row->occ_nr;
+	uint64_t sum = 0;
+	int ret;
+
+	r->nodes.nr = 0;
+	*root = NONE;
+	if (!n)
+		return 0;
+	if (n > r->walks_cap) {
+		struct walk *w = realloc(r->walks, n * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		r->walks = w;
+		r->walks_cap = n;
+	}
+	for (i = 0; i < n; i++) {
+		const struct occ *o = &r->occ[row->occ_off + i];
+		const struct chain *c = vec_at(&r->chains, o->chain);
+		struct walk *w = &r->walks[i];
+
+		w->off = c->off;
+		w->len = c->len;
+		w->period = c->period;
+		w->dir = r->graph == GRAPH_CALLEE ? 1 : -1;
+		w->pos = r->children ? o->pos :
+			 r->graph == GRAPH_CALLEE ? 0 : c->len - 1;
+		sum += c->period;
+	}
+	*root = node_new(r, NONE, sum);
+	if (*root == NONE)
+		return -ENOMEM;
+	ret = tree_grow(r, *root, r->walks, n, total, true);
+	return ret;
 }
 
 /* Display text of a symbol: "[.] name", "[k] name", or the unknown form. */
@@ -1039,11 +1148,6 @@ static int row_cmp(const void *a, const void *b, void *arg)
 	return 0;
 }
 
-static double pct(uint64_t v, uint64_t total)
-{
-	return total ? 100.0 * (double)v / (double)total : 0.0;
-}
-
 static void csv_field(FILE *f, const char *s)
 {
 	if (!strpbrk(s, ",\"\n")) {
@@ -1121,29 +1225,31 @@ static void print_tree(struct report *r, uint32_t at, const char *prefix,
 	}
 }
 
-static void print_graph(struct report *r, const struct row *row,
-			uint64_t total)
+static int print_graph(struct report *r, const struct row *row,
+		       uint64_t total)
 {
 	const struct node *root;
 	char name[1024];
-	uint32_t first;
+	uint32_t first, at;
+	int ret;
 
-	if (row->tree == NONE)
-		return;
-	root = vec_at(&r->nodes, row->tree);
+	ret = build_graph(r, row, total, &at);
+	if (ret < 0 || at == NONE)
+		return ret;
+	root = vec_at(&r->nodes, at);
 	first = root->child;
 	fprintf(r->out, "            |\n");
-	if (first != NONE &&
-	    ((const struct node *)vec_at(&r->nodes, first))->sibling == NONE) {
+	if (first != NONE && root->kids == 1) {
 		const struct node *f = vec_at(&r->nodes, first);
 
 		sym_text(r, f->sym, name, sizeof(name), false);
 		fprintf(r->out, "            ---%s\n", name);
 		print_tree(r, first, "               ", total);
 	} else {
-		print_tree(r, row->tree, "            ", total);
+		print_tree(r, at, "            ", total);
 	}
 	fprintf(r->out, "\n");
+	return 0;
 }
 
 /* Rows of one event, sorted, in *out (malloc'd); returns the count. */
@@ -1181,13 +1287,14 @@ static bool row_shown(const struct report *r, const struct row *row,
 	return pct(v, total) >= r->percent_limit;
 }
 
-static void print_text(struct report *r, uint32_t event, const uint32_t *idx,
-		       uint32_t nr)
+static int print_text(struct report *r, uint32_t event, const uint32_t *idx,
+		      uint32_t nr)
 {
 	const struct event_total *t = &r->totals[event];
 	size_t width[MAX_KEYS];
 	char buf[1024];
 	uint32_t i, j, shown = 0;
+	int ret;
 
 	snprintf(buf, sizeof(buf), "%s", event_name(r, event));
 	text_clean(buf, sizeof(buf), 0);
@@ -1241,10 +1348,14 @@ static void print_text(struct report *r, uint32_t event, const uint32_t *idx,
 				j + 1 < r->nr_keys ? (int)width[j] : 0, buf);
 		}
 		fputc('\n', r->out);
-		if (r->graph != GRAPH_NONE)
-			print_graph(r, row, t->period);
+		if (r->graph == GRAPH_NONE)
+			continue;
+		ret = print_graph(r, row, t->period);
+		if (ret < 0)
+			return ret;
 	}
 	fprintf(r->out, "\n");
+	return 0;
 }
 
 static void print_csv(struct report *r, uint32_t event, const uint32_t *idx,
@@ -1312,7 +1423,7 @@ static int report_finish(void *state)
 			goto fail;
 	}
 	if (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT) {
-		ret = build_graphs(r);
+		ret = find_occurrences(r);
 		if (ret < 0)
 			goto fail;
 	}
@@ -1348,10 +1459,12 @@ static int report_finish(void *state)
 			goto fail;
 		}
 		if (r->format == FORMAT_TEXT)
-			print_text(r, e, idx, nr);
+			ret = print_text(r, e, idx, nr);
 		else
 			print_csv(r, e, idx, nr);
 		free(idx);
+		if (ret < 0)
+			goto fail;
 	}
 flush:
 	if (fflush(r->out) != 0 || ferror(r->out)) {
@@ -1479,6 +1592,8 @@ static void report_close(void *state)
 	free(r->chains_h.slots);
 	free(r->pool.items);
 	free(r->nodes.items);
+	free(r->occ);
+	free(r->walks);
 	free(r->rcache);
 	free(r->ccache);
 	free(r->totals);
