@@ -138,6 +138,15 @@ const struct meta *creader_meta(const struct creader *r);
 int creader_next(struct creader *r, struct pipe_batch *out,
 		 struct pipe_err *err);
 void creader_stats(const struct creader *r, struct cr_stats *st);
+/*
+ * The totals of a cleanly closed file from its END block, checked against
+ * its INDEX chain, without decoding a DATA block (so payload damage goes
+ * unseen): 0 with *st filled, 1 when the file has no such END and index
+ * (a recovered file, one written before END held throttle counts, or
+ * damage there), negative errno on I/O errors.  Call before creader_next.
+ */
+int creader_summary(struct creader *r, struct cr_stats *st,
+		    struct pipe_err *err);
 void creader_free(struct creader *r);
 
 #endif

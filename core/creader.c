@@ -22,6 +22,7 @@
 
 #define CR_CHUNK (256u << 10)     /* bytes asked of the source at once */
 #define CR_BATCH 4096             /* records per released batch */
+#define CR_SMALL_READ 4096        /* bytes per read while jumping around */
 #define CR_MIN_BLOCK_LEN 112      /* the smallest possible block */
 /* records held for ordering; past this (a file whose horizons do not
  * move) the oldest go out anyway, so memory stays bounded */
@@ -33,12 +34,15 @@ struct cr_entry {
 	uint64_t t_min, t_max;        /* its record times */
 	uint32_t stream;              /* its stream */
 	uint32_t type;                /* its block type */
+	uint32_t records;             /* its record count */
+	uint32_t raw;                 /* its raw length */
 };
 
 struct creader {
 	struct cr_opts opts;          /* copy; pointers borrowed */
 	uint64_t salt;                /* low 8 bytes of the file id */
 	bool seekable;                /* size() worked */
+	bool small_reads;             /* jumping around: read what is asked */
 	uint64_t size;                /* file size when seekable */
 	/* bytes [base, base + len) of the file are in buf */
 	uint8_t *buf;                 /* owned */
@@ -52,6 +56,7 @@ struct creader {
 	struct cb_pool *pool;         /* owned; NULL: decode inline */
 	struct cb_job job;            /* the inline job */
 	uint64_t pos;                 /* offset of the next block */
+	uint64_t hdr_end;             /* offset of the first block after META */
 	uint64_t horizon;             /* records older than this are read */
 	uint64_t origin;              /* time 0 of messages: first block */
 	bool have_origin;
@@ -76,13 +81,17 @@ struct creader {
 static int cr_fill(struct creader *r, size_t *got, struct pipe_err *err)
 {
 	uint64_t at = r->base + r->len;
+	size_t want;
 	int ret;
 
 	*got = 0;
 	if (at >= r->eof_at || r->len == r->cap)
 		return 0;
+	want = r->cap - r->len;
+	if (r->small_reads && want > CR_SMALL_READ)
+		want = CR_SMALL_READ;
 	ret = r->opts.src->read_at(r->opts.src_state, at, r->buf + r->len,
-				   r->cap - r->len, got);
+				   want, got);
 	if (ret < 0)
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
 				    r->opts.name, strerror(-ret));
@@ -659,7 +668,8 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 /* ---- finding blocks without reading them: the index, or a scan ------- */
 
 static int cr_add_entry(struct creader *r, uint64_t off, uint32_t type,
-			uint32_t stream, uint64_t t_min, uint64_t t_max)
+			uint32_t stream, uint64_t t_min, uint64_t t_max,
+			uint32_t records, uint32_t raw)
 {
 	struct cr_entry *e;
 
@@ -683,6 +693,8 @@ static int cr_add_entry(struct creader *r, uint64_t off, uint32_t type,
 	e->stream = stream;
 	e->t_min = t_min;
 	e->t_max = t_max;
+	e->records = records;
+	e->raw = raw;
 	return 0;
 }
 
@@ -767,7 +779,8 @@ static int cr_read_chain(struct creader *r, uint64_t idx, uint64_t limit,
 				goto bad;
 			total = off + 1;
 			ret = cr_add_entry(r, off, e[40], fmt_get32(e + 24),
-					   fmt_get64(e + 8), fmt_get64(e + 16));
+					   fmt_get64(e + 8), fmt_get64(e + 16),
+					   fmt_get32(e + 28), fmt_get32(e + 36));
 			if (ret == -ENOMEM)
 				goto bad_ret;
 			if (ret < 0)
@@ -889,7 +902,7 @@ static int cr_scan(struct creader *r, uint64_t pos, struct pipe_err *err)
 		if (pos + fmt_block_len(&b) > r->size)
 			break;
 		ret = cr_add_entry(r, pos, b.type, b.stream, b.t_min,
-				   b.t_max);
+				   b.t_max, b.records, b.raw);
 		if (ret < 0)
 			return pipe_err_set(err, ret, "cannot read '%s': %s",
 					    r->opts.name, strerror(-ret));
@@ -941,7 +954,7 @@ static void cr_select(struct creader *r)
 }
 
 /* A window or subset read of a seekable file: decide which blocks. */
-static int cr_plan(struct creader *r, struct pipe_err *err)
+static int cr_plan_blocks(struct creader *r, struct pipe_err *err)
 {
 	uint64_t t_first = 0;
 	bool from_end;
@@ -987,6 +1000,81 @@ static int cr_plan(struct creader *r, struct pipe_err *err)
 	cr_select(r);
 	r->selective = true;
 	return 0;
+}
+
+/* The index is read in small pieces: only what is asked. */
+static int cr_plan(struct creader *r, struct pipe_err *err)
+{
+	int ret;
+
+	r->small_reads = true;
+	ret = cr_plan_blocks(r, err);
+	r->small_reads = false;
+	return ret;
+}
+
+int creader_summary(struct creader *r, struct cr_stats *st,
+		    struct pipe_err *err)
+{
+	uint64_t end_off, idx, records = 0, raw = 0, blocks = 0;
+	struct fmt_block b;
+	const uint8_t *p;
+	size_t got, i;
+	int ret;
+
+	memset(st, 0, sizeof(*st));
+	if (!r->seekable || r->size < FMT_TRAILER_SIZE || r->pos != r->hdr_end)
+		return 1;
+	r->small_reads = true;
+	ret = cr_fetch(r, r->size - FMT_TRAILER_SIZE, FMT_TRAILER_SIZE, &p,
+		       &got, err);
+	if (ret < 0)
+		goto out;
+	ret = 1;
+	if (got < FMT_TRAILER_SIZE || fmt_get64(p + 8) != r->salt ||
+	    fmt_get64(p) > r->size - r->pos)
+		goto out;
+	end_off = r->size - fmt_get64(p);
+	ret = cr_small_block(r, end_off, FMT_END, &b, &p, err);
+	if (ret != 0 || b.stored < FMT_END_SIZE_NOW) {
+		ret = ret < 0 ? ret : 1;
+		goto out;
+	}
+	idx = fmt_get64(p);
+	st->records = fmt_get64(p + 8);
+	st->samples = fmt_get64(p + 16);
+	st->lost = fmt_get64(p + 24);
+	st->blocks = fmt_get64(p + 32);
+	st->t_first = fmt_get64(p + 40);
+	st->t_last = fmt_get64(p + 48);
+	st->raw_bytes = fmt_get64(p + 56);
+	st->throttles = fmt_get64(p + FMT_END_THROTTLES);
+	r->nr_ents = 0;
+	ret = cr_read_chain(r, idx, end_off, err);
+	if (ret != 0)
+		goto out;
+	/* END and the index must tell the same story */
+	for (i = 0; i < r->nr_ents; i++) {
+		if (r->ents[i].type != FMT_DATA)
+			continue;
+		blocks++;
+		records += r->ents[i].records;
+		raw += r->ents[i].raw;
+	}
+	ret = 1;
+	if (blocks != st->blocks || records != st->records ||
+	    raw != st->raw_bytes || st->samples > st->records ||
+	    st->t_first > st->t_last)
+		goto out;
+	st->blocks_decoded = blocks;
+	st->file_bytes = r->size;
+	ret = 0;
+out:
+	r->nr_ents = 0;
+	r->small_reads = false;
+	if (ret != 0)
+		memset(st, 0, sizeof(*st));
+	return ret;
 }
 
 static int cr_file_header(struct creader *r, uint32_t *hdr_size,
@@ -1085,6 +1173,7 @@ static int cr_meta(struct creader *r, uint64_t off, struct pipe_err *err)
 	if (ret < 0)
 		return ret;
 	r->pos = off + fmt_block_len(&b);
+	r->hdr_end = r->pos;
 	return 0;
 }
 

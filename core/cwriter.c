@@ -90,6 +90,7 @@ struct cwriter {
 	uint64_t idx_time_at;         /* record time when it was written */
 	bool idx_time_set;
 	uint64_t lost;                /* PERF_RECORD_LOST sum */
+	uint64_t throttles;           /* PERF_RECORD_THROTTLE records */
 	uint64_t t_first, t_last;     /* record time range */
 	bool have_time;
 	bool finished;
@@ -669,6 +670,8 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 		memcpy(&n, (const uint8_t *)h + 16, 8);
 		w->lost += n;
 	}
+	if (h->type == PERF_RECORD_THROTTLE)
+		w->throttles++;
 	if (r->time > w->last_time)
 		w->last_time = r->time;
 	/* records without a time (0) do not move the file's time range */
@@ -752,7 +755,7 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)
 static int cw_write_end(struct cwriter *w, struct pipe_err *err)
 {
 	struct fmt_block b = { 0 };
-	uint8_t p[FMT_END_SIZE] = { 0 };
+	uint8_t p[FMT_END_SIZE_NOW] = { 0 };
 
 	fmt_put64(p + 0, w->idx_prev);
 	fmt_put64(p + 8, w->st.records);
@@ -762,15 +765,16 @@ static int cw_write_end(struct cwriter *w, struct pipe_err *err)
 	fmt_put64(p + 40, w->t_first);
 	fmt_put64(p + 48, w->t_last);
 	fmt_put64(p + 56, w->st.raw_bytes);
+	fmt_put64(p + FMT_END_THROTTLES, w->throttles);
 	b.type = FMT_END;
 	b.stream = PIPE_STREAM_SIDEBAND;
 	b.t_min = w->t_first;
 	b.t_max = w->t_last;
 	b.horizon = UINT64_MAX;
 	b.records = 0;
-	b.stored = FMT_END_SIZE;
-	b.raw = FMT_END_SIZE;
-	b.coded = FMT_END_SIZE;
+	b.stored = FMT_END_SIZE_NOW;
+	b.raw = FMT_END_SIZE_NOW;
+	b.coded = FMT_END_SIZE_NOW;
 	return cw_put_block(w, &b, p, err);
 }
 

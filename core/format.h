@@ -74,8 +74,11 @@ enum fmt_codec {
 #define FMT_INDEX_HEAD 16
 #define FMT_INDEX_ENTRY 48
 #define FMT_INDEX_MAX_ENTRIES 65536
-/* END payload */
+/* END payload: readers accept 64 bytes and up; since throttle counts
+ * were added the writer stores 72 */
 #define FMT_END_SIZE 64
+#define FMT_END_THROTTLES 64
+#define FMT_END_SIZE_NOW 72
 
 /* The parsed fixed fields of a block header. */
 struct fmt_block {

@@ -28,7 +28,8 @@ static const char usage_text[] =
 	" [-k SINK...] [-q] [-v] [-- COMMAND ARGS...]\n"
 	"       pipe plugins            list the plugins of plugins.conf\n"
 	"       pipe help NAME          parameters of plugin NAME\n"
-	"       pipe info [--json] FILE summary of a pipe file\n"
+	"       pipe info [--json] [--scan] FILE\n"
+	"                               summary of a pipe file (--scan: decode every block)\n"
 	"       pipe train -s file:A.dat [-c zstd[:ARGS]] -o DICT [--size N] [--force]\n"
 	"                               train a shared dictionary for -c zstd:dict_file=DICT\n"
 	"       pipe verify [--threads N] FILE\n"
@@ -263,7 +264,8 @@ struct kv {
 	bool number; /* print unquoted in JSON */
 };
 
-static int cmd_info(const struct conf *conf, const char *path, bool json)
+static int cmd_info(const struct conf *conf, const char *path, bool json,
+		    bool scan)
 {
 	struct pipe_err err = { { 0 }, { 0 } };
 	struct scan_result r;
@@ -272,8 +274,9 @@ static int cmd_info(const struct conf *conf, const char *path, bool json)
 	size_t n = 0, i;
 	uint32_t e;
 	double secs;
+	bool scanned;
 
-	if (run_scan(conf, path, false, 0, &r, &err) < 0) {
+	if (run_info(conf, path, scan, &r, &scanned, &err) < 0) {
 		print_err(&err);
 		return 1;
 	}
@@ -298,6 +301,7 @@ static int cmd_info(const struct conf *conf, const char *path, bool json)
 	KV("damaged_records", true, "%llu",
 	   (unsigned long long)r.st.records_damaged);
 	KV("torn_bytes", true, "%llu", (unsigned long long)r.st.torn_bytes);
+	KV("counted_from", false, "%s", scanned ? "blocks" : "end");
 	kv[n].key = "events";
 	kv[n].number = false;
 	kv[n].val[0] = '\0';
@@ -453,12 +457,21 @@ int main(int argc, char **argv)
 		return stdout_done(code);
 	}
 	if (!strcmp(argv[1], "info")) {
-		bool json = argc == 4 && !strcmp(argv[2], "--json");
+		bool json = false, scan = false;
+		int a;
 
-		if (argc != 3 && !json)
-			usage_error("%s", "usage: pipe info [--json] FILE");
+		for (a = 2; a < argc - 1; a++) {
+			if (!strcmp(argv[a], "--json"))
+				json = true;
+			else if (!strcmp(argv[a], "--scan"))
+				scan = true;
+			else
+				break;
+		}
+		if (argc < 3 || a != argc - 1)
+			usage_error("%s", "usage: pipe info [--json] [--scan] FILE");
 		conf = load_conf(wants_quiet(argc, argv));
-		code = cmd_info(conf, argv[argc - 1], json);
+		code = cmd_info(conf, argv[argc - 1], json, scan);
 		conf_free(conf);
 		return stdout_done(code);
 	}

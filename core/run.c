@@ -1143,6 +1143,45 @@ static char *file_spec(const char *path)
 	return s;
 }
 
+/* A pipeline of byte source `spec` and its reader, for whole-file
+ * reads; free with pipeline_free. */
+static int open_file_read(struct pipeline *pl, const char *spec, bool strict,
+			  uint32_t threads, struct pipe_err *err)
+{
+	int ret;
+
+	pl->hr.command_status = -1;
+	pl->hr.tty = isatty(STDERR_FILENO);
+	clock_gettime(CLOCK_MONOTONIC, &pl->t0);
+	ret = inst_open(&pl->src, pl->o->conf, PIPE_KIND_SOURCE, spec, NULL,
+			&pl->hr, err);
+	if (ret < 0)
+		return ret;
+	if (!(pl->src->p->flags & PIPE_PLUGIN_BYTES)) {
+		ret = pipe_err_set(err, -EINVAL, "%s does not read pipe files",
+				   pl->src->ctx.what);
+		pipe_err_hint(err, "use -s file:FILE");
+		return ret;
+	}
+	return open_reader(pl, strict, threads, err);
+}
+
+/* res->meta: a copy of the reader's metadata. */
+static int copy_meta(struct pipeline *pl, const char *spec,
+		     struct scan_result *res, struct pipe_err *err)
+{
+	uint8_t *buf;
+	size_t len;
+	int ret;
+
+	ret = meta_encode(creader_meta(pl->reader), &buf, &len, err);
+	if (ret == 0) {
+		ret = meta_decode(&res->meta, buf, len, spec, err);
+		free(buf);
+	}
+	return ret;
+}
+
 int run_read(const struct conf *conf, const char *spec, bool strict,
 	     uint32_t threads, run_batch_fn fn, void *opaque,
 	     struct scan_result *res, struct pipe_err *err)
@@ -1151,25 +1190,10 @@ int run_read(const struct conf *conf, const char *spec, bool strict,
 	struct pipeline pl = { .o = &o, .sigfd = -1 };
 	struct pipe_batch b;
 	uint64_t size = 0;
-	uint8_t *buf;
-	size_t len;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	pl.hr.command_status = -1;
-	pl.hr.tty = isatty(STDERR_FILENO);
-	clock_gettime(CLOCK_MONOTONIC, &pl.t0);
-	ret = inst_open(&pl.src, conf, PIPE_KIND_SOURCE, spec, NULL, &pl.hr,
-			err);
-	if (ret < 0)
-		goto out;
-	if (!(pl.src->p->flags & PIPE_PLUGIN_BYTES)) {
-		ret = pipe_err_set(err, -EINVAL, "%s does not read pipe files",
-				   pl.src->ctx.what);
-		pipe_err_hint(err, "use -s file:FILE");
-		goto out;
-	}
-	ret = open_reader(&pl, strict, threads, err);
+	ret = open_file_read(&pl, spec, strict, threads, err);
 	if (ret < 0)
 		goto out;
 	for (;;) {
@@ -1188,11 +1212,7 @@ int run_read(const struct conf *conf, const char *spec, bool strict,
 	creader_stats(pl.reader, &res->st);
 	if (pl.src->p->byte_size(pl.src->state, &size) == 0)
 		res->file_size = size;
-	ret = meta_encode(creader_meta(pl.reader), &buf, &len, err);
-	if (ret == 0) {
-		ret = meta_decode(&res->meta, buf, len, spec, err);
-		free(buf);
-	}
+	ret = copy_meta(&pl, spec, res, err);
 out:
 	pl.hr.meta = NULL;
 	pipeline_free(&pl);
@@ -1244,6 +1264,36 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 			 (unsigned long long)digest_final(&ss.d));
 	}
 	digest_release(&ss.d);
+	return ret;
+}
+
+int run_info(const struct conf *conf, const char *path, bool scan,
+	     struct scan_result *res, bool *scanned, struct pipe_err *err)
+{
+	struct run_opts o = { .conf = conf, .quiet = true };
+	struct pipeline pl = { .o = &o, .sigfd = -1 };
+	char *spec = file_spec(path);
+	int ret = 1;
+
+	memset(res, 0, sizeof(*res));
+	*scanned = true;
+	if (!spec)
+		return -ENOMEM;
+	if (!scan) {
+		ret = open_file_read(&pl, spec, false, 1, err);
+		if (ret == 0)
+			ret = creader_summary(pl.reader, &res->st, err);
+		if (ret == 0) {
+			res->file_size = res->st.file_bytes;
+			ret = copy_meta(&pl, spec, res, err);
+			*scanned = false;
+		}
+		pl.hr.meta = NULL;
+		pipeline_free(&pl);
+	}
+	free(spec);
+	if (ret > 0)
+		return run_scan(conf, path, false, 0, res, err);
 	return ret;
 }
 

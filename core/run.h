@@ -54,6 +54,15 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 	     uint32_t threads, struct scan_result *res, struct pipe_err *err);
 void scan_result_release(struct scan_result *res);
 
+/*
+ * What `pipe info` shows: a cleanly closed file is answered from its END
+ * block and INDEX chain (*scanned false; no DATA block is read, so payload
+ * damage is not seen), any other file, or every file when `scan`, by
+ * run_scan (*scanned true).  Returns 0 or negative errno with err set.
+ */
+int run_info(const struct conf *conf, const char *path, bool scan,
+	     struct scan_result *res, bool *scanned, struct pipe_err *err);
+
 /* Called with each time-ordered batch of a pipe file (views borrowed). */
 typedef int (*run_batch_fn)(void *opaque, const struct meta *m,
 			    const struct pipe_batch *b, struct pipe_err *err);

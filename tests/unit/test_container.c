@@ -280,6 +280,17 @@ static void gen_records(struct gen *g, size_t nr, uint32_t seed)
 			put64(&p, cpu);
 			put64(&p, SAMPLE_ID);
 			g->recs[i].stream = PIPE_STREAM_SIDEBAND;
+		} else if (i == 34 || i == 35) {
+			h->type = PERF_RECORD_THROTTLE;
+			h->size = 64;
+			put64(&p, t);
+			put64(&p, SAMPLE_ID);
+			put64(&p, SAMPLE_ID);
+			put64(&p, (uint64_t)cpu << 32 | cpu);
+			put64(&p, t);
+			put64(&p, cpu);
+			put64(&p, SAMPLE_ID);
+			g->recs[i].stream = cpu;
 		} else if (i == 33) {
 			h->type = PERF_RECORD_LOST;
 			h->size = 56;
@@ -521,6 +532,81 @@ static void test_round_trip(const struct pipe_plugin *codec, bool stream)
 	CHECK(closes == opens);
 	gen_free(&g);
 	free(f.p);
+	meta_free(meta);
+}
+
+/* The totals from END and the index equal those of a whole read; a cut
+ * file has none. */
+static void test_summary(void)
+{
+	struct cr_opts o = {
+		.src = &mem_source,
+		.name = "x.dat",
+		.threads = 1,
+		.codec_open = codec_open,
+		.codec_close = codec_close,
+		.report = on_report,
+	};
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct meta *meta = make_meta();
+	struct creader *r = NULL;
+	struct cr_stats st;
+	struct mem f = { 0 }, cut = { 0 };
+	struct result res;
+	struct cw_stats ws;
+	struct gen g;
+
+	gen_records(&g, 5000, 3);
+	CHECK(write_file(&f, &g, meta, 4096, NULL, true, &ws) == 0);
+	read_file(&f, false, &res);
+	CHECK(res.st.throttles == 2);
+	o.src_state = &f;
+	o.opaque = &res;
+	CHECK(creader_open(&r, &o, &err) == 0);
+	CHECK(creader_summary(r, &st, &err) == 0);
+	CHECK(st.records == res.st.records);
+	CHECK(st.samples == res.st.samples);
+	CHECK(st.lost == res.st.lost);
+	CHECK(st.throttles == res.st.throttles);
+	CHECK(st.blocks == res.st.blocks);
+	CHECK(st.raw_bytes == res.st.raw_bytes);
+	CHECK(st.t_first == res.st.t_first);
+	CHECK(st.t_last == res.st.t_last);
+	CHECK(!st.recovered && !st.blocks_damaged && !st.torn_bytes);
+	CHECK(st.file_bytes == f.len);
+	creader_free(r);
+	/* without END the caller has to scan */
+	cut.p = malloc(f.len);
+	memcpy(cut.p, f.p, f.len - 8);
+	cut.len = f.len - 8;
+	o.src_state = &cut;
+	CHECK(creader_open(&r, &o, &err) == 0);
+	CHECK(creader_summary(r, &st, &err) == 1);
+	creader_free(r);
+	/* nor when END's record count disagrees with the index (a good
+	 * END checksum over the changed count) */
+	memcpy(cut.p, f.p, f.len);
+	cut.len = f.len;
+	{
+		uint64_t salt = fmt_get64(cut.p + FMT_FH_FILE_ID);
+		uint64_t end_off = cut.len - fmt_get64(cut.p + cut.len - 16);
+		struct fmt_block eb;
+		uint8_t *pl;
+
+		CHECK(fmt_block_decode(&eb, cut.p + end_off, 4096, salt) == 0);
+		CHECK(eb.type == FMT_END && eb.stored == FMT_END_SIZE_NOW);
+		pl = cut.p + end_off + eb.hdr_size;
+		fmt_put64(pl + 8, fmt_get64(pl + 8) + 1);
+		eb.payload_sum = fmt_checksum(pl, eb.stored, salt);
+		fmt_block_encode(&eb, salt, cut.p + end_off);
+	}
+	o.src_state = &cut;
+	CHECK(creader_open(&r, &o, &err) == 0);
+	CHECK(creader_summary(r, &st, &err) == 1);
+	creader_free(r);
+	free(cut.p);
+	free(f.p);
+	gen_free(&g);
 	meta_free(meta);
 }
 
@@ -1380,6 +1466,7 @@ int main(void)
 {
 	test_meta_and_header();
 	test_stack_trim();
+	test_summary();
 	test_round_trip(NULL, false);
 	test_round_trip(NULL, true);
 	test_round_trip(&xor_codec, false);

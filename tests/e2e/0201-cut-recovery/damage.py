@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""damage.py MODE FILE - damage FILE many ways and check that `pipe info`
+"""damage.py MODE FILE - damage FILE many ways and check that `pipe info --scan`
 agrees with the Python oracle (tests/tools/pipefile.py) on every variant.
 
   cuts   the file cut at hundreds of offsets: exactly the DATA blocks
@@ -22,7 +22,7 @@ KEYS = ("records", "samples", "blocks", "damaged_blocks", "damaged_records",
 
 
 def run_info(path):
-    p = subprocess.run([PIPE, "info", path], capture_output=True, text=True,
+    p = subprocess.run([PIPE, "info", "--scan", path], capture_output=True, text=True,
                        timeout=60)
     vals = {}
     for line in p.stdout.splitlines():
