@@ -21,6 +21,7 @@
 #include "decode.h"
 #include "elfsyms.h"
 #include "err.h"
+#include "kcache.h"
 #include "meta.h"
 #include "symbolizer.h"
 #include "symtab.h"
@@ -32,8 +33,6 @@
 #define DELETED_SUFFIX " (deleted)"
 #define KERNEL_DSO "[kernel.kallsyms]"
 #define KERNEL_MIN_ADDR UINT64_C(0xffff800000000000)
-/* Files we read whole (kallsyms, perf maps): at most this many bytes. */
-#define TEXT_FILE_MAX (UINT64_C(512) << 20)
 #define SYSTEM_DEBUG_ROOT "/usr/lib/debug"
 #define MAX_MODULES 1024
 /* Kernel entries kept ahead of unwound user frames in a joined chain. */
@@ -387,59 +386,18 @@ const char *symbolizer_comm(struct symbolizer *s, uint32_t tid)
 static int read_text(const char *path, char **buf, size_t *len,
 		     uid_t *owner)
 {
-	size_t cap = 1 << 16, n = 0;
 	struct pipe_err err;
 	struct stat st;
-	char *b = malloc(cap);
-	int fd, ret = 0;
+	int fd, ret;
 
-	if (!b)
-		return -ENOMEM;
 	fd = trust_open(path, "cannot read", &st, &err);
-	if (fd < 0) {
-		free(b);
+	if (fd < 0)
 		return fd;
-	}
 	if (owner)
 		*owner = st.st_uid;
-	for (;;) {
-		ssize_t got;
-
-		if (cap - n < 2) {
-			char *nb;
-
-			if (cap >= TEXT_FILE_MAX) {
-				ret = -EFBIG;
-				break;
-			}
-			nb = realloc(b, cap * 2);
-			if (!nb) {
-				ret = -ENOMEM;
-				break;
-			}
-			b = nb;
-			cap *= 2;
-		}
-		got = read(fd, b + n, cap - n - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			ret = -errno;
-			break;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
+	ret = kcache_read_fd(fd, buf, len);
 	close(fd);
-	if (ret < 0) {
-		free(b);
-		return ret;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return 0;
+	return ret;
 }
 
 /* Hex digits at p (no prefix) into *v; returns the end. */
@@ -636,14 +594,15 @@ static void load_kernel(struct symbolizer *s)
 	struct symtab_builder *b = NULL;
 	struct pipe_err err;
 	uint64_t text = 0, rec_text;
-	bool all_zero = false;
+	bool all_zero = false, cached;
 	char *buf = NULL;
 	size_t len;
 	int ret;
 
 	s->kernel.loaded = true;
 	check_kernel_build_id(s);
-	ret = read_text(path, &buf, &len, NULL);
+	ret = s->kallsyms ? read_text(path, &buf, &len, NULL)
+			  : kcache_kallsyms(&buf, &len, &cached);
 	if (ret < 0) {
 		sym_warn(s, "cannot read '%s': %s: kernel symbols unresolved",
 			 path, strerror(-ret));

@@ -1,0 +1,309 @@
+/*
+ * kcache.c - reading whole text files, and the kallsyms cache (see
+ * kcache.h).  Generating /proc/kallsyms costs the kernel tens of
+ * milliseconds (a formatted line per symbol); reading a cached copy costs
+ * about a millisecond.  A cache file starts with a line naming its key
+ * and ends with a line counting the lines between: anything else, or
+ * another key, is not used.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include "kcache.h"
+
+#define KALLSYMS "/proc/kallsyms"
+#define KCACHE_PREFIX "kallsyms-"
+#define KCACHE_MAGIC "# pipe kallsyms cache 1 "
+
+int kcache_read_fd(int fd, char **buf, size_t *len)
+{
+	size_t cap = 1 << 16, n = 0;
+	char *b = malloc(cap);
+	int ret = 0;
+
+	if (!b)
+		return -ENOMEM;
+	for (;;) {
+		ssize_t got;
+
+		if (cap - n < 2) {
+			char *nb;
+
+			if (cap >= KCACHE_TEXT_MAX) {
+				ret = -EFBIG;
+				break;
+			}
+			nb = realloc(b, cap * 2);
+			if (!nb) {
+				ret = -ENOMEM;
+				break;
+			}
+			b = nb;
+			cap *= 2;
+		}
+		got = read(fd, b + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			ret = -errno;
+			break;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	if (ret < 0) {
+		free(b);
+		return ret;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* Read a whole file by path: as kcache_read_fd. */
+static int kcache_read_text(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = kcache_read_fd(fd, buf, len);
+	close(fd);
+	return ret;
+}
+
+/* Add the bytes of a small file (absent: nothing) to the key. */
+static void key_add_file(XXH3_state_t *st, const char *path)
+{
+	char *buf;
+	size_t len;
+
+	if (kcache_read_text(path, &buf, &len) < 0) {
+		XXH3_64bits_update(st, "-", 1);
+		return;
+	}
+	XXH3_64bits_update(st, &len, sizeof(len));
+	XXH3_64bits_update(st, buf, len);
+	free(buf);
+}
+
+/*
+ * The cache file's path for the running kernel into path: 0, or -1
+ * when there is no cache (turned off, no home, no boot id).
+ */
+static int kcache_path(char *dir, size_t dcap, char *path, size_t pcap)
+{
+	const char *off = getenv("PIPE_KALLSYMS_CACHE");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	XXH3_state_t *st;
+	uint64_t key;
+	int n;
+
+	if (off && strcmp(off, "off") == 0)
+		return -1;
+	if (xdg && xdg[0] == '/')
+		n = snprintf(dir, dcap, "%s/pipe", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(dir, dcap, "%s/.cache/pipe", home);
+	else
+		return -1;
+	if (n < 0 || (size_t)n >= dcap || access("/proc/sys/kernel/random/boot_id",
+						 R_OK) < 0)
+		return -1;
+	st = XXH3_createState();
+	if (!st)
+		return -1;
+	XXH3_64bits_reset(st);
+	/* a new boot moves the kernel (KASLR); modules and the build too */
+	key_add_file(st, "/proc/sys/kernel/random/boot_id");
+	key_add_file(st, "/sys/kernel/notes");
+	key_add_file(st, "/proc/modules");
+	key = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	n = snprintf(path, pcap, "%s/" KCACHE_PREFIX "%016" PRIx64, dir, key);
+	return n < 0 || (size_t)n >= pcap ? -1 : 0;
+}
+
+/* The name after "ADDR TYPE " of a kallsyms line, and its type. */
+static bool line_wanted(const char *line, size_t len)
+{
+	const char *sp = memchr(line, ' ', len);
+	size_t rest;
+
+	if (!sp || sp == line || (size_t)(sp - line) + 3 > len || sp[2] != ' ')
+		return false;
+	if (sp[1] && strchr("tTwW", sp[1]))
+		return true;
+	rest = len - (size_t)(sp + 3 - line);
+	return rest >= 5 && memcmp(sp + 3, "_text", 5) == 0 &&
+	       (rest == 5 || sp[8] == '\t');
+}
+
+/*
+ * The lines of kallsyms (in place, len bytes) a report needs, between a
+ * header naming `key` and a line count: *out owned.  *addresses is false
+ * when every address is zero (kptr_restrict).
+ */
+static int filter_kallsyms(const char *buf, size_t len, const char *key,
+			   char **out, size_t *out_len, bool *addresses)
+{
+	size_t cap = len + 256, n, lines = 0;
+	const char *p = buf, *end = buf + len;
+	char *o = malloc(cap);
+
+	if (!o)
+		return -ENOMEM;
+	*addresses = false;
+	n = (size_t)snprintf(o, cap, KCACHE_MAGIC "%s\n", key);
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (line_wanted(p, l)) {
+			/* an address of all zeros is what kptr_restrict shows */
+			if (!*addresses && p[strspn(p, "0")] != ' ')
+				*addresses = true;
+			memcpy(o + n, p, l);
+			n += l;
+			o[n++] = '\n';
+			lines++;
+		}
+		p += l + 1;
+	}
+	n += (size_t)snprintf(o + n, cap - n, "# end %zu\n", lines);
+	*out = o;
+	*out_len = n;
+	return 0;
+}
+
+/* Is buf (len bytes) a whole cache file for `key`? */
+static bool cache_good(const char *buf, size_t len, const char *key)
+{
+	size_t hl = strlen(KCACHE_MAGIC), lines = 0, want;
+	const char *last, *p;
+	char *end;
+
+	if (len < hl + strlen(key) + 1 || memcmp(buf, KCACHE_MAGIC, hl) ||
+	    memcmp(buf + hl, key, strlen(key)) || buf[hl + strlen(key)] != '\n' ||
+	    buf[len - 1] != '\n')
+		return false;
+	last = buf + len - 1;
+	while (last > buf && last[-1] != '\n')
+		last--;
+	if (strncmp(last, "# end ", 6))
+		return false;
+	want = strtoull(last + 6, &end, 10);
+	if (*end != '\n')
+		return false;
+	for (p = buf + hl + strlen(key) + 1; p < last; p++, lines++) {
+		p = memchr(p, '\n', (size_t)(last - p));
+		if (!p)
+			return false;
+	}
+	return lines == want;
+}
+
+/* Keep only the newest cache: older boots' files are removed. */
+static void remove_stale(const char *dir, const char *keep)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4096];
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, KCACHE_PREFIX, strlen(KCACHE_PREFIX)) ||
+		    strcmp(e->d_name, keep) == 0)
+			continue;
+		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
+		    (int)sizeof(path))
+			unlink(path);
+	}
+	closedir(d);
+}
+
+/* Write the cache atomically (a temporary file renamed); failures are
+ * silent: the next run reads /proc/kallsyms again. */
+static void cache_write(const char *dir, const char *path, const char *buf,
+			size_t len)
+{
+	char tmp[4200], parent[4096];
+	const char *slash;
+	ssize_t put = 0;
+	size_t done = 0;
+	int fd;
+
+	slash = strrchr(dir, '/');
+	if (slash && (size_t)(slash - dir) < sizeof(parent)) {
+		memcpy(parent, dir, (size_t)(slash - dir));
+		parent[slash - dir] = '\0';
+		mkdir(parent, 0700);
+	}
+	mkdir(dir, 0700);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
+	    (int)sizeof(tmp))
+		return;
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	while (done < len && put >= 0) {
+		put = write(fd, buf + done, len - done);
+		if (put > 0)
+			done += (size_t)put;
+		else if (put < 0 && errno == EINTR)
+			put = 0;
+		else if (put == 0)
+			put = -1;
+	}
+	if (close(fd) == 0 && done == len && rename(tmp, path) == 0) {
+		remove_stale(dir, strrchr(path, '/') + 1);
+		return;
+	}
+	unlink(tmp);
+}
+
+int kcache_kallsyms(char **buf, size_t *len, bool *cached)
+{
+	char dir[4096], path[4200], *raw, *out;
+	bool have_path, addresses;
+	size_t raw_len, out_len;
+	const char *key = "";
+	int ret;
+
+	*cached = false;
+	have_path = kcache_path(dir, sizeof(dir), path, sizeof(path)) == 0;
+	if (have_path) {
+		key = strrchr(path, '-') + 1;
+		if (kcache_read_text(path, buf, len) == 0) {
+			if (cache_good(*buf, *len, key)) {
+				*cached = true;
+				return 0;
+			}
+			free(*buf);
+		}
+	}
+	ret = kcache_read_text(KALLSYMS, &raw, &raw_len);
+	if (ret < 0)
+		return ret;
+	ret = filter_kallsyms(raw, raw_len, key, &out, &out_len, &addresses);
+	free(raw);
+	if (ret < 0)
+		return ret;
+	if (have_path && addresses)
+		cache_write(dir, path, out, out_len);
+	*buf = out;
+	*len = out_len;
+	return 0;
+}
