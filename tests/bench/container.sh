@@ -3,8 +3,13 @@
 #   A: synth -> null                      (source + bus + merge)
 #   B: synth -> file (codec none, tmpfs)  (A + block builder + writer)
 #   C: file -> null                       (reader + merge + bus)
+#   V1, V2: pipe verify --threads 1 and 2 of the same file (287 MB raw)
+#   I: pipe info of a file of about 1 GB (BENCH_INFO_RECORDS, 7.5M records)
 # write cost = (B - A) / records, read cost = C / records, both in ns.
-# CPU time (user+sys), medians of 5 runs.  Target (issue 3): under 50 ns per record.
+# CPU time (user+sys), medians of 5 runs; verify and info also wall time.
+# Targets: read under 50 ns per record, verify's per-stream path under
+# 20 ns, verify --threads 2 at least 1.6x --threads 1 (wall), info of
+# 1 GB under 20 ms.
 set -u
 PIPE=$BUILD/pipe
 N=${BENCH_RECORDS:-2000000}
@@ -19,6 +24,12 @@ t() {
 	out=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || { echo "failed: $*" >&2; exit 1; }
 	calc "${out% *} + ${out#* }"
 }
+# wall seconds of one run
+w() {
+	local TIMEFORMAT='%3R' out
+	out=$( { time "$@" >/dev/null 2>&1; } 2>&1 ) || { echo "failed: $*" >&2; exit 1; }
+	echo "$out"
+}
 A=$(for i in 1 2 3 4 5; do t "$PIPE" -q -s "synth:$N" -k null:print=off; done | med)
 B=$(for i in 1 2 3 4 5; do rm -f "$dir/x.dat"; t "$PIPE" -q -s "synth:$N" -c none -k "file:$dir/x.dat"; done | med)
 C=$(for i in 1 2 3 4 5; do t "$PIPE" -q -s "file:$dir/x.dat" -k null:print=off; done | med)
@@ -29,3 +40,18 @@ printf '%-34s %8.3f s  %8.1f Mrec/s\n' "B synth -> file" "$B" "$(calc "$R / $B /
 printf '%-34s %8.3f s  %8.1f Mrec/s\n' "C file -> null" "$C" "$(calc "$R / $C / 1e6")"
 printf 'write cost (B-A)/rec: %.1f ns   read cost C/rec: %.1f ns   bus+merge A/rec: %.1f ns\n' \
 	"$(calc "($B - $A) * 1e9 / $R")" "$(calc "$C * 1e9 / $R")" "$(calc "$A * 1e9 / $R")"
+V1=$(for i in 1 2 3 4 5; do t "$PIPE" verify --threads 1 "$dir/x.dat"; done | med)
+V2=$(for i in 1 2 3 4 5; do t "$PIPE" verify --threads 2 "$dir/x.dat"; done | med)
+W1=$(for i in 1 2 3 4 5; do w "$PIPE" verify --threads 1 "$dir/x.dat"; done | med)
+W2=$(for i in 1 2 3 4 5; do w "$PIPE" verify --threads 2 "$dir/x.dat"; done | med)
+printf 'verify CPU/rec: --threads 1 %.1f ns, --threads 2 %.1f ns; wall %.3f s / %.3f s = %.2fx\n' \
+	"$(calc "$V1 * 1e9 / $R")" "$(calc "$V2 * 1e9 / $R")" "$W1" "$W2" "$(calc "$W1 / $W2")"
+rm -f "$dir/x.dat"
+NI=${BENCH_INFO_RECORDS:-7500000}
+"$PIPE" -q -s "synth:$NI" -c none -k "file:$dir/g.dat" || { echo "failed: synth:$NI" >&2; exit 1; }
+IC=$(for i in 1 2 3 4 5; do t "$PIPE" info "$dir/g.dat"; done | med)
+IW=$(for i in 1 2 3 4 5; do w "$PIPE" info "$dir/g.dat"; done | med)
+printf 'info of %.2f GB (%s): %.1f ms CPU, %.1f ms wall (median of 5)\n' \
+	"$(calc "$(stat -c %s "$dir/g.dat") / 1e9")" \
+	"$("$PIPE" info "$dir/g.dat" | sed -n 's/^counted_from: /counted from /p')" \
+	"$(calc "$IC * 1e3")" "$(calc "$IW * 1e3")"

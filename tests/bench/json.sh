@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# json.sh - the json sink against perf data convert --to-json (issue 8):
-# the bundled burn workload recorded by pipe and by perf in turn, at two
-# lengths (10x the samples); time per sample from the difference of the
-# two runs (fixed cost apart), peak RSS, and bytes per sample as written
-# and minified.  CPU time, best of 5.  Needs perf_event_open and perf.
+# json.sh - the json sink against perf data convert --to-json: the
+# bundled burn workload (2 threads) recorded by pipe and by perf in turn
+# at 10 kHz, at two lengths (BENCH_JSON_MS, default 5000 and 50000 ms:
+# about 100k and 1M samples); whole runs side by side (pipe's CPU over
+# perf's at each size; target 0.2x, peak RSS below perf's), time per
+# sample from the difference of the two runs (fixed cost apart), and
+# bytes per sample as written and minified.  CPU time, best of
+# BENCH_RUNS (5).  Needs perf_event_open and perf.
 set -u
 : "${BUILD:?}" "${TOP:?}"
 PIPE=$BUILD/pipe burn=$BUILD/tests/workloads/burn
@@ -14,16 +17,19 @@ if ! "$PIPE" -q -s perf:event=cpu-clock,duration=10ms,cpus=0 -k null:print=off 2
 	echo "skipped: perf_event_open not permitted"; exit 0
 fi
 command -v perf >/dev/null || { echo "skipped: perf not installed"; exit 0; }
-for ms in 1000 10000; do
-	"$PIPE" -q -s perf:event=cpu-clock -k "file:p$ms.dat" -- "$burn" $ms 2 || exit 1
-	perf record -q -e cpu-clock -g --sample-cpu -B -N --no-bpf-event \
+MS=${BENCH_JSON_MS:-5000 50000}
+for ms in $MS; do
+	"$PIPE" -q -s perf:event=cpu-clock,freq=10000 -k "file:p$ms.dat" -- "$burn" $ms 2 || exit 1
+	perf record -q -e cpu-clock -F 10000 -g --sample-cpu -B -N --no-bpf-event \
 		-o "raw$ms.data" -- "$burn" $ms 2 >/dev/null 2>&1 || exit 1
 	python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "raw$ms.data" "f$ms.data" >/dev/null || exit 1
 done
-python3 - "$PIPE" <<'PY'
+python3 - "$PIPE" "${BENCH_RUNS:-5}" $MS <<'PY'
 import json, os, resource, subprocess, sys
 pipe = sys.argv[1]
-def run(cmd, n=5):
+runs = int(sys.argv[2])
+sizes = [int(v) for v in sys.argv[3:5]]
+def run(cmd, n=runs):
     best = None
     for _ in range(n):
         r = subprocess.run(["python3", "-c", """
@@ -42,6 +48,7 @@ def count(path):
     mini = len(json.dumps(d, separators=(",", ":"), ensure_ascii=False).encode())
     return n, os.path.getsize(path), mini
 rows = {}
+whole = {}
 cases = {
     "perf data convert --to-json": lambda ms: ["perf", "data", "convert", "--force",
         "-i", "f%d.data" % ms, "--to-json", "o.json"],
@@ -56,13 +63,23 @@ print("%-28s %10s %12s %12s %10s %10s" % ("", "us/sample", "RSS small", "RSS 10x
 base = None
 for name, mk in cases.items():
     pts = []
-    for ms in (1000, 10000):
+    for ms in sizes:
         cpu, rss = run(mk(ms))
         n, size, mini = count("o.json")
         pts.append((cpu, rss, n, size, mini))
+        whole[(name, ms)] = (cpu, rss, n)
     (c1, r1, n1, s1, m1), (c2, r2, n2, s2, m2) = pts
     us = (c2 - c1) / (n2 - n1) * 1e6
     base = base or us
     print("%-28s %10.2f %10d K %10d K %10.1f %10.1f   (%.2fx)" % (
         name, us, r1, r2, s2 / n2, m2 / n2, us / base))
+perf = "perf data convert --to-json"
+for ms in sizes:
+    fc, fr, fn = whole[(perf, ms)]
+    for name in cases:
+        if name == perf:
+            continue
+        pc, pr, pn = whole[(name, ms)]
+        print("whole run, %d ms (%d samples): %s / perf CPU %.3fx (%.3f s / %.3f s), "
+              "peak RSS %.2fx" % (ms, pn, name, pc / fc, pc, fc, pr / fr))
 PY

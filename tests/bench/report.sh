@@ -15,8 +15,12 @@
 # and peak RSS growth from the small to the large recording.  perf reads a
 # copy fixed by tests/tools/perfdata-fix-mmap2.py (docs/performance.md).
 # Last, tests/bench/llvm_syms: load and sort libLLVM's dynamic symbols.
-# Targets: time per sample at most 0.3x perf's in both modes, peak RSS no
-# more than perf's, at most +20% RSS for 10x samples, libLLVM under 10 ms.
+# Whole runs: pipe's CPU time over perf's at each size, side by side in
+# one run (targets: flat 0.25x, children and graphs 0.2x; peak RSS below
+# perf's).  The default sizes give about 100k and 1M samples (two
+# processes of the workload at 10 kHz: 8.5 and 85 CPU seconds).
+# Per-sample slopes too: at most 0.3x perf's in both modes, at most +20%
+# RSS for 10x samples; libLLVM under 10 ms.
 set -u
 PIPE=$BUILD/pipe
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -24,8 +28,8 @@ FX=$BUILD/tests/fixtures
 W=$FX/split_main
 RUNS=${BENCH_RUNS:-5}
 FREQ=${BENCH_FREQ:-10000}
-SMALL=${BENCH_SMALL:-4.25}
-LARGE=${BENCH_LARGE:-42.5}
+SMALL=${BENCH_SMALL:-8.5}
+LARGE=${BENCH_LARGE:-85}
 dir=$(mktemp -d /tmp/pipe-report.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "report.sh: $*" >&2; exit 1; }
@@ -97,6 +101,14 @@ row "pipe report (flat)" pflat pipe
 row "perf report -g none" fflat perf
 row "pipe children+graph" pgraph pipe
 row "perf report (default)" fgraph perf
+for size in small large; do
+	printf 'whole run, %s (%s samples): pipe/perf CPU flat %.3fx (target 0.25x), children+graph %.3fx (target 0.2x); peak RSS flat %.2fx, graph %.2fx\n' \
+		"$size" "${n[pipe_$size]}" \
+		"$(calc "${cpu[pflat_$size]} / ${cpu[fflat_$size]}")" \
+		"$(calc "${cpu[pgraph_$size]} / ${cpu[fgraph_$size]}")" \
+		"$(calc "${rss[pflat_$size]} / ${rss[fflat_$size]}")" \
+		"$(calc "${rss[pgraph_$size]} / ${rss[fgraph_$size]}")"
+done
 printf 'time per sample, pipe/perf: flat %.2fx, children+graph %.2fx (target 0.3x)\n' \
 	"$(calc "$(cat "$dir/per_pflat") / $(cat "$dir/per_fflat")")" \
 	"$(calc "$(cat "$dir/per_pgraph") / $(cat "$dir/per_fgraph")")"
