@@ -34,9 +34,10 @@ def run(cmd, n=runs):
     for _ in range(n):
         r = subprocess.run(["python3", "-c", """
 import resource, subprocess, sys
+b = resource.getrusage(resource.RUSAGE_CHILDREN)
 subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(u.ru_utime + u.ru_stime, u.ru_maxrss)"""] + cmd, capture_output=True,
+print(u.ru_utime + u.ru_stime - b.ru_utime - b.ru_stime, u.ru_maxrss)"""] + cmd, capture_output=True,
             text=True, check=True)
         cpu, rss = r.stdout.split()
         cur = (float(cpu), int(rss))

@@ -45,12 +45,15 @@ command -v perf >/dev/null || fail "perf is not installed"
 measure() {
 	python3 - "$@" <<'PY'
 import resource, subprocess, sys
+# children python itself ran at start-up are counted before: subtract
+b = resource.getrusage(resource.RUSAGE_CHILDREN)
 r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,
                    stderr=subprocess.DEVNULL)
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 if r.returncode:
     sys.exit("failed: %s" % " ".join(sys.argv[1:]))
-print("%.4f %d" % (u.ru_utime + u.ru_stime, u.ru_maxrss))
+print("%.4f %d" % (u.ru_utime + u.ru_stime - b.ru_utime - b.ru_stime,
+                   u.ru_maxrss))
 PY
 }
 # medians CMD...: RUNS runs; prints "least-cpu median-rss"
