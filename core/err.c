@@ -5,11 +5,19 @@
 
 #include "err.h"
 
+void pipe_err_clean(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 int pipe_err_setv(struct pipe_err *err, int code, const char *fmt, va_list ap)
 {
 	if (!err)
 		return code;
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	pipe_err_clean(err->msg);
 	err->hint[0] = '\0';
 	return code;
 }
@@ -33,6 +41,7 @@ void pipe_err_hint(struct pipe_err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->hint, sizeof(err->hint), fmt, ap);
 	va_end(ap);
+	pipe_err_clean(err->hint);
 }
 
 void pipe_err_clear(struct pipe_err *err)

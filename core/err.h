@@ -27,5 +27,9 @@ void pipe_err_hint(struct pipe_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 /* Clear both lines. */
 void pipe_err_clear(struct pipe_err *err);
+/* Replace control bytes (a file name from a recording may hold escape
+ * sequences) with '?' in place: one line, nothing the terminal runs.
+ * Messages and hints set above are cleaned already. */
+void pipe_err_clean(char *s);
 
 #endif

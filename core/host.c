@@ -76,6 +76,7 @@ static void h_hint(struct pipe_ctx *ctx, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(ctx->err.hint, sizeof(ctx->err.hint), fmt, ap);
 	va_end(ap);
+	pipe_err_clean(ctx->err.hint);
 }
 
 static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
@@ -84,6 +85,7 @@ static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
 static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
 {
 	static const char *const prefix[] = { "", "warning: ", "note: ", "" };
+	char line[1024];
 	va_list ap;
 
 	if (level == PIPE_LOG_NOTE && ctx->run->quiet)
@@ -92,11 +94,11 @@ static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
 		return;
 	if (level < PIPE_LOG_ERROR || level > PIPE_LOG_DEBUG)
 		level = PIPE_LOG_NOTE;
-	fprintf(stderr, "pipe: %s", prefix[level]);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	pipe_err_clean(line);
+	fprintf(stderr, "pipe: %s%s\n", prefix[level], line);
 }
 
 static bool h_interrupted(struct pipe_ctx *ctx)

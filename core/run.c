@@ -547,10 +547,21 @@ static const char *reader_codec_error(void *opaque, void *state)
 	return NULL;
 }
 
+/* Print a line that may hold names from a file: control bytes become
+ * '?', so nothing in it reaches the terminal as an escape sequence. */
+static void print_line(const char *prefix, const char *line)
+{
+	char buf[1024];
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	pipe_err_clean(buf);
+	fprintf(stderr, "pipe: %s%s\n", prefix, buf);
+}
+
 static void reader_report(void *opaque, const char *line)
 {
 	(void)opaque;
-	fprintf(stderr, "pipe: %s\n", line);
+	print_line("", line);
 }
 
 /* "0-3+8" items into numbers; *out malloc'd (caller frees). */
@@ -788,7 +799,7 @@ static int open_sinks(struct pipeline *pl, struct pipe_err *err)
 static void sym_warn(void *opaque, const char *line)
 {
 	(void)opaque;
-	fprintf(stderr, "pipe: warning: %s\n", line);
+	print_line("warning: ", line);
 }
 
 /* A symbolizing sink's demangle= and debug_dir=, when it declares them,
