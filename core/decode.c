@@ -194,22 +194,26 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 		skip_read(&c, a->read_format);
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		s->nr_callchain = take64(&c);
-		s->callchain = take_bytes(&c, s->nr_callchain * 8);
+		/* checked before the multiplication can wrap */
 		if (s->nr_callchain > (1u << 16))
 			c.bad = true;
+		else
+			s->callchain = take_bytes(&c, s->nr_callchain * 8);
 	}
 	if (st & PERF_SAMPLE_RAW) {
-		uint32_t sz, pad;
+		uint64_t padded;
+		uint32_t sz;
 
-		/* the u32 size and the data are padded to 8 together */
+		/* the u32 size and the data are padded to 8 together; in 64
+		 * bits, so a size near 4 GiB cannot wrap to a small one */
 		if (c.end - c.p < 4) {
 			c.bad = true;
 		} else {
 			memcpy(&sz, c.p, 4);
 			s->raw = c.p + 4;
 			s->raw_size = sz;
-			pad = (uint32_t)((4 + (uint64_t)sz + 7) & ~UINT64_C(7));
-			take_bytes(&c, pad);
+			padded = (4 + (uint64_t)sz + 7) & ~UINT64_C(7);
+			take_bytes(&c, padded);
 		}
 	}
 	if (st & PERF_SAMPLE_BRANCH_STACK) {

@@ -182,10 +182,55 @@ static void test_decode_id(void)
 	meta_free(m);
 }
 
+/* A PERF_SAMPLE_RAW size near 4 GiB must not wrap its padded length to
+ * a small one and pass the bounds check (a sink reading raw would then
+ * run off the record). */
+static void test_raw_size_cannot_wrap(void)
+{
+	struct perf_event_attr a = { 0 };
+	uint64_t ids[1] = { 1 };
+	struct meta *m = meta_new();
+	uint64_t rec[4] = { 0 };
+	struct perf_event_header *h = (struct perf_event_header *)rec;
+	struct pipe_record r = { h, 0, 0, PIPE_EVENT_NONE };
+	struct pipe_sample s;
+	struct pipe_err err;
+	uint32_t sizes[] = { 0xfffffffcu, 0xfffffff9u, 0xffffffffu, 13, 17 };
+	size_t i;
+
+	a.size = sizeof(a);
+	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+	CHECK(meta_add_event(m, &a, "raw", ids, 1, &err) == 0);
+	h->type = PERF_RECORD_SAMPLE;
+	h->size = sizeof(rec);
+	rec[1] = 42;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		uint32_t sz = sizes[i];
+
+		memcpy(&rec[2], &sz, 4);
+		CHECK(decode_sample(m, &r, &s) == -EINVAL);
+		CHECK(s.raw == NULL && s.raw_size == 0);
+	}
+	/* 4 bytes of size and 12 of data fill the 16 left exactly */
+	memcpy(&rec[2], &(uint32_t){ 12 }, 4);
+	CHECK(decode_sample(m, &r, &s) == 0);
+	CHECK(s.raw_size == 12 && s.time == 42);
+	/* a callchain count whose byte length wraps is refused too */
+	a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	meta_free(m);
+	m = meta_new();
+	CHECK(meta_add_event(m, &a, "cc", ids, 1, &err) == 0);
+	rec[2] = UINT64_C(1) << 61;
+	CHECK(decode_sample(m, &r, &s) == -EINVAL);
+	CHECK(s.callchain == NULL);
+	meta_free(m);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_decode();
 	test_decode_id();
+	test_raw_size_cannot_wrap();
 	return test_result();
 }
