@@ -112,7 +112,13 @@ int cb_dict_add(struct cb_ctx *ctx, uint32_t codec, uint32_t id,
 		}
 	}
 	if (ctx->nr_dicts == CB_MAX_DICTS) {
-		snprintf(why, cap, "more than %d dictionaries", CB_MAX_DICTS);
+		snprintf(why, cap, "more than the %d dictionaries a file may "
+			 "define", CB_MAX_DICTS);
+		return -EINVAL;
+	}
+	if (len == 0 || len > CONTAINER_DICT_MAX) {
+		snprintf(why, cap, "a dictionary of %zu bytes (a file's are "
+			 "1 byte to %u KiB)", len, CONTAINER_DICT_MAX >> 10);
 		return -EINVAL;
 	}
 	d = &ctx->dicts[ctx->nr_dicts];
@@ -400,7 +406,15 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 		j->status = -EINVAL;
 		return;
 	}
-	ret = cb_decode(ctx, dec, j);
+	if (j->b.stream != PIPE_STREAM_SIDEBAND &&
+	    j->b.stream >= ctx->nr_streams) {
+		snprintf(j->why, sizeof(j->why), "stream id %" PRIu32
+			 " is not one of the %" PRIu32 " of the metadata",
+			 j->b.stream, ctx->nr_streams);
+		ret = -EINVAL;
+	} else {
+		ret = cb_decode(ctx, dec, j);
+	}
 	if (ret == 0)
 		ret = cb_walk(ctx, j);
 	if (ret < 0) {

@@ -19,7 +19,7 @@ struct cb_pool;
 
 #define CB_MAX_CODECS 16
 #define CB_MAX_DECODERS 64
-#define CB_MAX_DICTS 64
+#define CB_MAX_DICTS CONTAINER_DICTS_MAX
 
 /* One codec id and an instance of it per decoder. */
 struct cb_codec {
@@ -53,6 +53,7 @@ struct cb_ctx {
 	container_codec_error_fn codec_error; /* may be NULL */
 	void *opaque;
 	bool one_event;                       /* the metadata has one event */
+	uint32_t nr_streams;                  /* CPU stream ids below this */
 	/* pids: CPU-stream records of other processes are dropped */
 	const uint32_t *pids;
 	uint32_t nr_pids;

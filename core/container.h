@@ -22,6 +22,10 @@ struct creader;
 #define CONTAINER_BLOCK_MIN (4u << 10)
 #define CONTAINER_BLOCK_MAX (4u << 20)
 #define CONTAINER_LEN_MAX (64u << 20)
+/* Dictionaries: the largest a writer stores (a trained dict_size or a
+ * dict_file=), and how many one file defines; readers refuse more. */
+#define CONTAINER_DICT_MAX (1u << 20)
+#define CONTAINER_DICTS_MAX 8
 
 /* Where finished bytes go: the host fans them out to every byte sink. */
 typedef int (*container_write_fn)(void *opaque, const void *buf, size_t len,

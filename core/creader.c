@@ -405,6 +405,13 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 		fmt_copy_msg(j->why, sizeof(j->why), "bad dictionary block");
 		return cr_block_damaged(r, b, off, j->why, err);
 	}
+	/* refused before decoding: a small block may claim a huge one */
+	if (b->raw - 8 > CONTAINER_DICT_MAX) {
+		snprintf(j->why, sizeof(j->why), "a dictionary of %" PRIu32
+			 " bytes (a file's are at most %u MiB)", b->raw - 8,
+			 CONTAINER_DICT_MAX >> 20);
+		return cr_block_damaged(r, b, off, j->why, err);
+	}
 	ret = cb_job_decode_only(&r->ctx, 0, j);
 	if (ret == -ENOMEM)
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
@@ -1201,6 +1208,15 @@ static int cr_streams(struct creader *r, struct pipe_err *err)
 	return 0;
 }
 
+/* DATA blocks name a CPU stream below this: the metadata's stream count,
+ * or the format's limit when the metadata lists none. */
+static uint32_t cr_nr_streams(const struct meta *m)
+{
+	const struct pipe_meta *v = meta_view(m);
+
+	return v && v->nr_streams ? v->nr_streams : META_MAX_STREAMS;
+}
+
 static uint32_t cr_threads(const struct cr_opts *opts)
 {
 	long n = opts->threads;
@@ -1261,6 +1277,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	r->ctx.codec_error = opts->codec_error;
 	r->ctx.opaque = opts->opaque;
 	r->ctx.one_event = meta_nr_events(r->meta) == 1;
+	r->ctx.nr_streams = cr_nr_streams(r->meta);
 	r->ctx.pids = opts->pids;
 	r->ctx.nr_pids = opts->nr_pids;
 	if (threads > 1) {

@@ -35,7 +35,7 @@
 #define CW_DICT_TRIAL 16
 #define CW_DICT_PAYS 5
 #define CW_DICT_CHECK 64
-#define CW_DICT_MAX 8
+#define CW_DICT_MAX CONTAINER_DICTS_MAX
 
 /* record-time lag of a pending stream when flush_ns is 0 */
 #define CW_LAG_DEFAULT UINT64_C(1000000000)
@@ -62,6 +62,7 @@ struct cwriter {
 	struct cw_stream **by_id;     /* CPU streams by id, may hold NULL */
 	uint32_t nr_by_id;
 	struct cw_stream *side;       /* the sideband stream, owned */
+	uint32_t nr_streams;          /* CPU stream ids are below this */
 	uint64_t last_time;           /* newest record time added */
 	uint8_t *out;                 /* owned block assembly buffer */
 	size_t out_cap;
@@ -560,10 +561,11 @@ static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
 		*out = w->by_id[id];
 		return 0;
 	}
-	if (id != PIPE_STREAM_SIDEBAND && id >= META_MAX_STREAMS)
+	/* readers take a block of any other stream for damage */
+	if (id != PIPE_STREAM_SIDEBAND && id >= w->nr_streams)
 		return pipe_err_set(err, -EINVAL,
-				    "cannot write record of stream %u: above %u",
-				    id, META_MAX_STREAMS);
+				    "cannot write record of stream %u: the metadata has %u streams",
+				    id, w->nr_streams);
 	if (id != PIPE_STREAM_SIDEBAND && id >= w->nr_by_id) {
 		struct cw_stream **v = realloc(w->by_id, (id + 1) * sizeof(*v));
 
@@ -1005,6 +1007,8 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 	for (i = 0; i < meta_nr_events(meta); i++)
 		if (meta_attr(meta, i)->sample_type & PERF_SAMPLE_STACK_USER)
 			w->stacks = true;
+	w->nr_streams = meta_view(meta) && meta_view(meta)->nr_streams ?
+			meta_view(meta)->nr_streams : META_MAX_STREAMS;
 	if (opts->transform) {
 		ret = transform_new(&w->tf, meta, err);
 		if (ret < 0)

@@ -353,10 +353,10 @@ static int read_dict_file(struct pipeline *pl, const char *path,
 		fclose(f);
 		return pipe_err_set(err, -EIO, "cannot read dictionary '%s'", path);
 	}
-	if (n < 8 || n > (long)CONTAINER_LEN_MAX) {
+	if (n < 8 || n > (long)CONTAINER_DICT_MAX) {
 		fclose(f);
 		return pipe_err_set(err, -EINVAL,
-				    "cannot use dictionary '%s': %ld bytes (8 B to 64 MiB)",
+				    "cannot use dictionary '%s': %ld bytes (8 B to 1 MiB)",
 				    path, n);
 	}
 	pl->dict_data = malloc((size_t)n);
@@ -1073,28 +1073,50 @@ struct stream_hash {
 };
 
 struct digest {
-	struct stream_hash *s; /* owned, sorted by nothing: few streams */
-	uint32_t nr;
+	struct stream_hash *s; /* owned, nr used of cap */
+	uint32_t nr, cap;
+	uint32_t *slot;        /* owned: 1 + index in s by stream id (the
+				* sideband last), 0: none yet */
 };
 
+/* The hash of a stream, found in constant time: a crafted file may hold
+ * as many streams as the format allows. */
 static XXH3_state_t *digest_stream(struct digest *d, uint32_t stream)
 {
+	uint32_t key = stream == PIPE_STREAM_SIDEBAND ? META_MAX_STREAMS
+						      : stream;
 	struct stream_hash *s;
 	uint32_t i;
 
-	for (i = 0; i < d->nr; i++)
+	if (!d->slot) {
+		d->slot = calloc(META_MAX_STREAMS + 1, sizeof(*d->slot));
+		if (!d->slot)
+			return NULL;
+	}
+	if (key <= META_MAX_STREAMS && d->slot[key])
+		return d->s[d->slot[key] - 1].state;
+	for (i = 0; key > META_MAX_STREAMS && i < d->nr; i++)
 		if (d->s[i].stream == stream)
 			return d->s[i].state;
-	s = realloc(d->s, (d->nr + 1) * sizeof(*s));
-	if (!s)
+	if (d->nr == d->cap) {
+		uint32_t cap = d->cap ? 2 * d->cap : 16;
+
+		s = realloc(d->s, cap * sizeof(*s));
+		if (!s)
+			return NULL;
+		d->s = s;
+		d->cap = cap;
+	}
+	s = &d->s[d->nr];
+	s->stream = stream;
+	s->state = XXH3_createState();
+	if (!s->state)
 		return NULL;
-	d->s = s;
-	s[d->nr].stream = stream;
-	s[d->nr].state = XXH3_createState();
-	if (!s[d->nr].state)
-		return NULL;
-	XXH3_64bits_reset(s[d->nr].state);
-	return s[d->nr++].state;
+	XXH3_64bits_reset(s->state);
+	d->nr++;
+	if (key <= META_MAX_STREAMS)
+		d->slot[key] = d->nr;
+	return s->state;
 }
 
 static int cmp_stream(const void *a, const void *b)
@@ -1134,6 +1156,7 @@ static void digest_release(struct digest *d)
 	for (i = 0; i < d->nr; i++)
 		XXH3_freeState(d->s[i].state);
 	free(d->s);
+	free(d->slot);
 }
 
 /* "file:" + path with the parameter syntax's specials escaped */

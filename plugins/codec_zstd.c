@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <zdict.h>
 #include <zstd.h>
@@ -18,12 +19,16 @@
 #define ZSTD_LEVEL_MIN -50
 #define ZSTD_LEVEL_MAX 19
 #define ZSTD_MAX_DICTS 64
-/* Largest dictionary add_dict accepts: the format's length limit. */
-#define ZSTD_DICT_MAX (64u << 20)
+/* Largest dictionary add_dict accepts: what pipe writes (a trained
+ * dict_size or a dict_file= is at most 1 MiB). */
+#define ZSTD_DICT_MAX (1u << 20)
 
 struct zstd_dict {
 	uint32_t id;          /* container dictionary id, never 0 */
-	ZSTD_CDict *cdict;    /* compression side, at the instance's level */
+	void *bytes;          /* owned copy, for a compression side later */
+	size_t len;
+	ZSTD_CDict *cdict;    /* compression side, made on first use only:
+			       * a reader never builds one */
 	ZSTD_DDict *ddict;    /* decompression side */
 };
 
@@ -58,8 +63,10 @@ static void zstd_free_dict(struct zstd_dict *d)
 {
 	ZSTD_freeCDict(d->cdict);
 	ZSTD_freeDDict(d->ddict);
+	free(d->bytes);
 	d->cdict = NULL;
 	d->ddict = NULL;
+	d->bytes = NULL;
 }
 
 static void zstd_close(void *state)
@@ -156,6 +163,15 @@ static int zstd_compress(void *state, uint32_t dict_id, const void *src,
 				       "cannot compress with 'zstd': unknown dictionary id %u",
 				       dict_id);
 			return -EINVAL;
+		}
+		if (!d->cdict)
+			d->cdict = ZSTD_createCDict(d->bytes, d->len,
+						    s->level);
+		if (!d->cdict) {
+			s->host->error(s->ctx,
+				       "cannot compress with 'zstd': dictionary %u: out of memory",
+				       dict_id);
+			return -ENOMEM;
 		}
 		cdict = d->cdict;
 	}
@@ -275,9 +291,13 @@ static int zstd_add_dict(void *state, uint32_t id, const void *dict,
 			       id, ZSTD_MAX_DICTS);
 		return -ENOSPC;
 	}
-	fresh.cdict = ZSTD_createCDict(dict, len, s->level);
-	fresh.ddict = ZSTD_createDDict(dict, len);
-	if (!fresh.cdict || !fresh.ddict) {
+	fresh.bytes = malloc(len);
+	if (fresh.bytes) {
+		memcpy(fresh.bytes, dict, len);
+		fresh.len = len;
+		fresh.ddict = ZSTD_createDDict(fresh.bytes, len);
+	}
+	if (!fresh.ddict) {
 		zstd_free_dict(&fresh);
 		s->host->error(s->ctx,
 			       "cannot add dictionary %u to 'zstd': invalid dictionary or out of memory",

@@ -201,6 +201,7 @@ class PipeFile:
             raise Unreadable("cannot read '%s': damaged metadata block "
                              "(checksum mismatch)" % self.name)
         self.meta = bytes(p)
+        self.nr_streams = len(parse_meta(self.meta)[1]) or 4096
         self.blocks.append((b, "ok"))
 
     def _resync(self, off):
@@ -262,6 +263,11 @@ class PipeFile:
                     return
                 continue
             typ = b["type"]
+            if typ == 2 and b["stream"] != 0xffffffff and \
+                    b["stream"] >= self.nr_streams:
+                self._damaged(b, "stream id %d is not one of the %d of the "
+                              "metadata" % (b["stream"], self.nr_streams))
+                continue
             if typ == 2:
                 raw, why = decode_payload(b, payload)
                 if raw is NotImplemented:

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""hostile.py - builds hostile pipe files for the bounds tests, from
+docs/format.md (every checksum right, so only the reader's limits stand
+between the file and the machine).
+
+  hostile.py KIND BASE OUT [N]
+
+BASE is a clean pipe file: its file header and META block are kept, then
+KIND decides what follows:
+
+  dict-bomb N     N DICT blocks, each a zlib stream of a few KiB that
+                  inflates to a 64 MiB zstd dictionary
+  streams N       N one-record DATA blocks, each on its own stream id
+  no-end S        about S bytes of INDEX headers without END, each
+                  claiming the rest of the file as its payload (a look
+                  back that checks each one reads the file again and again)
+  slots N         N DATA blocks whose zstd frames of a few KiB inflate to
+                  64 MiB of 8-byte records (8 Mi records each)
+  chain N         N INDEX blocks chained backwards, each previous-offset
+                  pointing into the one before (overlapping links), then END
+  shift BLOCK     BASE with 8 zero bytes inserted before its BLOCK-th block
+                  (counted from the META block, 0)
+"""
+import os
+import struct
+import subprocess
+import sys
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pipefile as pf  # noqa: E402
+
+SIDE = 0xFFFFFFFF
+
+
+def header(salt, typ, stored, raw, coded, payload_sum, stream=SIDE, codec=0,
+           transform=0, dict_id=0, seq=0, records=0, samples=0, t_min=0,
+           t_max=0, horizon=0):
+    h = bytearray(96)
+    struct.pack_into("<IHBBIIIIQIIIIQQQQII", h, 0, pf.BLOCK_MAGIC, 96, typ,
+                     0, codec, transform, stream, dict_id, seq, stored, raw,
+                     records, samples, t_min, t_max, horizon, payload_sum,
+                     coded, 0)
+    struct.pack_into("<Q", h, 88, pf.xxh3(bytes(h[:88]), salt))
+    return bytes(h)
+
+
+def block(salt, typ, payload, raw=None, coded=None, **kw):
+    stored = len(payload)
+    raw = stored if raw is None else raw
+    coded = raw if coded is None else coded
+    h = header(salt, typ, stored, raw, coded, pf.xxh3(payload, salt), **kw)
+    body = h + payload + b"\0" * pf.pad8(stored)
+    total = len(body) + 16
+    return body + struct.pack("<QQ", total, salt)
+
+
+def base_prefix(path):
+    """(file header + META block bytes, salt)."""
+    data = open(path, "rb").read()
+    f = pf.PipeFile(data)
+    meta_total = f.blocks[0][0]["total"]
+    return data[:f.hsize + meta_total], f.salt
+
+
+def zstd_frame(data):
+    return subprocess.run(["zstd", "-q", "-19", "-c"], input=data,
+                          stdout=subprocess.PIPE, check=True).stdout
+
+
+def dict_bomb(prefix, salt, n):
+    payload = struct.pack("<II", 3, 0)
+    z = zlib.compress(payload + b"\0" * ((64 << 20) - 8), 9)
+    out = [prefix]
+    for i in range(n):
+        out.append(block(salt, 3, z, raw=64 << 20, codec=1, dict_id=i + 1,
+                         seq=i + 1))
+    return b"".join(out)
+
+
+def streams(prefix, salt, n):
+    rec = struct.pack("<IHH", 12, 0, 8)  # FINISHED_ROUND: no body
+    out = [prefix]
+    for i in range(n):
+        t = 1000 + i
+        out.append(block(salt, 2, rec, stream=i, seq=i + 1, records=1,
+                         t_min=t, t_max=t, horizon=t))
+    return b"".join(out)
+
+
+def no_end(prefix, salt, size):
+    out = [prefix]
+    at = len(prefix)
+    while at < size:
+        rest = size + 96 - at
+        # the header is good; the payload it claims is the rest of the
+        # file, and its checksum never matches
+        h = header(salt, 5, rest - 96 - 16, rest - 96 - 16,
+                   rest - 96 - 16, 1, seq=1)
+        out.append(h)
+        at += len(h)
+    return b"".join(out)
+
+
+def slots(prefix, salt, n):
+    raw = 64 << 20
+    rec = struct.pack("<IHH", 12, 0, 8)
+    z = zstd_frame(rec * (raw // 8))
+    out = [prefix]
+    for i in range(n):
+        out.append(block(salt, 2, z, raw=raw, codec=3, stream=0, seq=i + 1,
+                         records=raw // 8, t_min=1000 + i, t_max=1000 + i,
+                         horizon=1000 + i))
+    return b"".join(out)
+
+
+def chain(prefix, salt, n):
+    out = [prefix]
+    at = len(prefix)
+    prev = 0
+    big = b"\0" * 4096
+    for i in range(n):
+        head = struct.pack("<QII", prev, 0, 48)
+        b = block(salt, 5, head + big, seq=i + 1)
+        out.append(b)
+        # the next link points 8 bytes into this one: links overlap
+        prev = at + 8 if i else at
+        at += len(b)
+    end = struct.pack("<8Q", prev, 0, 0, 0, 0, 0, 0, 0)
+    out.append(block(salt, 6, end, seq=n + 1))
+    return b"".join(out)
+
+
+def shift(path, k):
+    data = open(path, "rb").read()
+    f = pf.PipeFile(data)
+    off = [b["off"] for b, _ in f.blocks if "off" in b][k]
+    return data[:off] + b"\0" * 8 + data[off:]
+
+
+def main(argv):
+    if len(argv) < 4:
+        sys.exit(__doc__)
+    kind, base, out = argv[1], argv[2], argv[3]
+    n = int(argv[4]) if len(argv) > 4 else 1
+    if kind == "shift":
+        data = shift(base, n)
+    else:
+        prefix, salt = base_prefix(base)
+        fn = {"dict-bomb": dict_bomb, "streams": streams, "no-end": no_end,
+              "slots": slots, "chain": chain}[kind]
+        data = fn(prefix, salt, n)
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
