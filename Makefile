@@ -6,6 +6,8 @@
 #                   an ASan+UBSan build (build-asan/)
 #   make check      the ASan+UBSan half alone
 #   make bench      benchmarks (tests/bench), not part of make test
+#   make fuzz       libFuzzer runs of every harness in tests/fuzz
+#                   (build-fuzz/, clang; FUZZ_SECONDS each, default 60)
 #   make install PREFIX=/usr/local
 
 BUILD ?= build
@@ -19,6 +21,12 @@ WARN := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow \
 ifneq ($(SAN),)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
+endif
+# FUZZER=1 (clang): coverage for libFuzzer, and checksums that always
+# match, so that mutated files reach the parsers behind them
+ifneq ($(FUZZER),)
+SANFLAGS += -fsanitize=fuzzer-no-link \
+	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 endif
 BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
 CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
@@ -69,8 +77,22 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TESTPLUGIN_SRCS := $(wildcard tests/plugins/*.c)
 TESTPLUGINS := $(TESTPLUGIN_SRCS:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+# fuzzing harnesses: with driver.c in every build (the smoke run of make
+# test), with libFuzzer in a FUZZER=1 build; one per built codec
+FUZZ_NAMES := $(filter-out codec,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+FUZZ_CODECS := $(patsubst $(BUILD)/plugins/codec_%.so,%,$(filter $(BUILD)/plugins/codec_%,$(PLUGINS)))
+FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%) \
+	$(FUZZ_CODECS:%=$(BUILD)/fuzz/fuzz_codec_%)
+FUZZ_CFLAGS = $(CORE_CFLAGS) -Itests/fuzz \
+	-DFUZZ_PLUGIN_DIR='"$(abspath $(BUILD))/plugins"'
+ifneq ($(FUZZER),)
+FUZZ_MAIN := -fsanitize=fuzzer
+else
+FUZZ_MAIN := tests/fuzz/driver.c
+endif
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps demo test check bench install clean plugins tests
+.PHONY: all deps demo test check bench install clean plugins tests fuzz fuzz-bins
 all: $(BUILD)/pipe plugins $(BUILD)/plugins.conf
 	$(if $(SKIPPED),@echo "note: skipped plugins (library missing): $(SKIPPED)")
 
@@ -122,7 +144,18 @@ $(BUILD)/plugins.conf: plugins.conf
 	sed 's|build/plugins/|plugins/|' $< > $@
 
 tests: all $(UNIT_BINS) $(TESTPLUGINS) $(BUILD)/tests/workloads.stamp \
-	$(BUILD)/tests/fixtures.stamp
+	$(BUILD)/tests/fixtures.stamp $(FUZZ_BINS)
+
+$(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c tests/fuzz/driver.c \
+		$(CORE_OBJS) $(BUILD)/plugins/codec_%.so
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -DFUZZ_CODEC='"$*"' -o $@ $< \
+		$(FUZZ_MAIN) $(CORE_OBJS) $(LDFLAGS) $(CORE_LIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_MAIN) $(CORE_OBJS) \
+		$(LDFLAGS) $(CORE_LIBS)
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
@@ -160,6 +193,13 @@ check: deps
 	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
 	@tests/run.sh build-asan
 
+fuzz: deps
+	$(MAKE) -j2 tests
+	$(MAKE) -j2 BUILD=build-fuzz CC=clang SAN=1 FUZZER=1 all fuzz-bins
+	@tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
+
+fuzz-bins: $(FUZZ_BINS)
+
 bench: deps
 	$(MAKE) -j2 tests
 	@tests/bench/run.sh $(BUILD)
@@ -174,6 +214,6 @@ install: all
 	sed -e 's|@PREFIX@|$(PREFIX)|g' pipe-plugin.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pipe-plugin.pc
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -385,8 +385,8 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 int cb_job_decode_only(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 {
 	j->why[0] = 0;
-	if (fmt_checksum(j->payload, j->b.stored, ctx->salt) !=
-	    j->b.payload_sum) {
+	if (!fmt_checksum_ok(j->payload, j->b.stored, ctx->salt,
+			     j->b.payload_sum)) {
 		fmt_copy_msg(j->why, sizeof(j->why), "payload checksum mismatch");
 		return -EINVAL;
 	}
@@ -400,8 +400,8 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	j->nr = 0;
 	memset(&j->c, 0, sizeof(j->c));
 	j->why[0] = 0;
-	if (fmt_checksum(j->payload, j->b.stored, ctx->salt) !=
-	    j->b.payload_sum) {
+	if (!fmt_checksum_ok(j->payload, j->b.stored, ctx->salt,
+			     j->b.payload_sum)) {
 		fmt_copy_msg(j->why, sizeof(j->why), "payload checksum mismatch");
 		j->status = -EINVAL;
 		return;

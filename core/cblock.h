@@ -73,6 +73,7 @@ enum cb_state { CB_FREE = 0, CB_QUEUED, CB_RUNNING, CB_DONE };
 struct cb_job {
 	struct fmt_block b;                   /* its header */
 	uint64_t off;                         /* its offset in the file */
+	uint64_t origin;                      /* time 0 of its damage line */
 	uint64_t horizon;                     /* released when it retires */
 	struct cb_codec *codec;               /* NULL for codec 0 */
 	/* the window: records outside are dropped (CPU streams: time in

@@ -71,6 +71,8 @@ struct creader {
 	struct cr_entry *ents;        /* owned: the blocks to visit */
 	size_t nr_ents, next_ent, ents_cap;
 	bool selective;               /* visit ents only */
+	const struct cr_entry *expect; /* the entry at pos, when selective */
+	uint64_t resume;              /* end of the last block visited */
 	char line[512];               /* the last damage line */
 	struct cr_stats st;
 };
@@ -197,9 +199,17 @@ static const char *cr_stream_name(uint32_t stream, char *buf, size_t cap)
 	return buf;
 }
 
-static double cr_secs(const struct creader *r, uint64_t t)
+/* Time 0 of messages and windows: the t_min of the first DATA block
+ * with one (any stream: the recording's start, even when the sideband's
+ * first records carry no time); UINT64_MAX while none was seen. */
+static uint64_t cr_origin(const struct creader *r)
 {
-	return t >= r->origin ? (double)(t - r->origin) / 1e9 : 0.0;
+	return r->have_origin ? r->origin : UINT64_MAX;
+}
+
+static double cr_secs(uint64_t origin, uint64_t t)
+{
+	return t >= origin ? (double)(t - origin) / 1e9 : 0.0;
 }
 
 /*
@@ -215,8 +225,10 @@ static int cr_damage(struct creader *r, struct pipe_err *err)
 	return 0;
 }
 
+/* A damaged block; a DATA block's times are told from `origin` (as it
+ * was when the block was read, so threads do not change the line). */
 static int cr_block_damaged(struct creader *r, const struct fmt_block *b,
-			    uint64_t off, const char *why,
+			    uint64_t off, uint64_t origin, const char *why,
 			    struct pipe_err *err)
 {
 	char sname[32];
@@ -229,7 +241,7 @@ static int cr_block_damaged(struct creader *r, const struct fmt_block *b,
 			 ": %s, time %.3f-%.3f s, %" PRIu32
 			 " records skipped: %s", r->opts.name, off,
 			 cr_stream_name(b->stream, sname, sizeof(sname)),
-			 cr_secs(r, b->t_min), cr_secs(r, b->t_max),
+			 cr_secs(origin, b->t_min), cr_secs(origin, b->t_max),
 			 b->records, why);
 	} else {
 		snprintf(r->line, sizeof(r->line),
@@ -263,7 +275,8 @@ static int cr_retire(struct creader *r, struct cb_job *j,
 		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				    r->opts.name, j->why);
 	if (j->status < 0) {
-		ret = cr_block_damaged(r, &j->b, j->off, j->why, err);
+		ret = cr_block_damaged(r, &j->b, j->off, j->origin, j->why,
+				       err);
 		if (ret < 0)
 			return ret;
 	} else {
@@ -348,14 +361,13 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	struct cb_codec *c = NULL;
 	int ret;
 
+	if (r->filter && !r->have_window && r->have_origin)
+		cr_window(r, r->origin);
 	if (!cr_stream_wanted(r, b->stream)) {
 		cr_horizon(r, b->horizon);
 		return 0;
 	}
 	r->st.blocks++;
-	if (r->filter && !r->have_window && b->t_min &&
-	    b->stream != PIPE_STREAM_SIDEBAND)
-		cr_window(r, b->t_min);
 	if (b->codec != FMT_CODEC_NONE)
 		c = cb_codec_get(&r->ctx, b->codec);
 	while (r->pool && !(j = cb_pool_slot(r->pool))) {
@@ -365,6 +377,7 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	}
 	j->b = *b;
 	j->off = off;
+	j->origin = cr_origin(r);
 	j->horizon = b->horizon;
 	j->trailer_bad = trailer_bad;
 	j->codec = c;
@@ -403,14 +416,16 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 		cb_codec_get(&r->ctx, b->codec) : NULL;
 	if (b->transform != TRANSFORM_NONE || b->raw < 8) {
 		fmt_copy_msg(j->why, sizeof(j->why), "bad dictionary block");
-		return cr_block_damaged(r, b, off, j->why, err);
+		return cr_block_damaged(r, b, off, cr_origin(r), j->why,
+					err);
 	}
 	/* refused before decoding: a small block may claim a huge one */
 	if (b->raw - 8 > CONTAINER_DICT_MAX) {
 		snprintf(j->why, sizeof(j->why), "a dictionary of %" PRIu32
 			 " bytes (a file's are at most %u MiB)", b->raw - 8,
 			 CONTAINER_DICT_MAX >> 20);
-		return cr_block_damaged(r, b, off, j->why, err);
+		return cr_block_damaged(r, b, off, cr_origin(r), j->why,
+					err);
 	}
 	ret = cb_job_decode_only(&r->ctx, 0, j);
 	if (ret == -ENOMEM)
@@ -424,7 +439,8 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
 				    r->opts.name, j->why);
 	if (ret < 0)
-		return cr_block_damaged(r, b, off, j->why, err);
+		return cr_block_damaged(r, b, off, cr_origin(r), j->why,
+					err);
 	return 0;
 }
 
@@ -485,8 +501,8 @@ static int cr_torn(struct creader *r, uint64_t off, const struct fmt_block *b,
 			 ": %s, time %.3f-%.3f s, %" PRIu32
 			 " records dropped", r->opts.name, off,
 			 cr_stream_name(b->stream, sname, sizeof(sname)),
-			 cr_secs(r, b->t_min), cr_secs(r, b->t_max),
-			 b->records);
+			 cr_secs(cr_origin(r), b->t_min),
+			 cr_secs(cr_origin(r), b->t_max), b->records);
 	} else {
 		snprintf(r->line, sizeof(r->line),
 			 "torn tail in '%s' at offset %" PRIu64
@@ -548,6 +564,31 @@ static int cr_bad_header(struct creader *r, struct pipe_err *err)
 	return cr_damage(r, err);
 }
 
+/* Whether the block an entry led to is the one it describes. */
+static bool cr_entry_matches(const struct cr_entry *e, int hdr_ret,
+			     const struct fmt_block *b)
+{
+	return hdr_ret == 0 && b->type == e->type && b->stream == e->stream &&
+	       b->t_min == e->t_min && b->t_max == e->t_max;
+}
+
+/*
+ * The index led to something other than the block it describes (bytes
+ * inserted or lost before it, or a lying index): forget the plan and walk
+ * forward from the end of the last block visited, filtering records as a
+ * stream read does, so nothing after the damage is lost.
+ */
+static int cr_unplan(struct creader *r, struct pipe_err *err)
+{
+	snprintf(r->line, sizeof(r->line),
+		 "damaged index in '%s': no block as it says at offset %"
+		 PRIu64 "; reading on from offset %" PRIu64, r->opts.name,
+		 r->pos, r->resume);
+	r->selective = false;
+	r->pos = r->resume;
+	return cr_damage(r, err);
+}
+
 /* Read the block at r->pos. */
 static int cr_step(struct creader *r, struct pipe_err *err)
 {
@@ -561,6 +602,8 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	ret = cr_header_at(r, off, &b, err);
 	if (ret < 0)
 		return ret;
+	if (r->selective && !cr_entry_matches(r->expect, ret, &b))
+		return cr_unplan(r, err);
 	if (ret == 3) {
 		r->at_end = true;
 		r->st.recovered = true;
@@ -568,7 +611,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	}
 	if (ret > 0)
 		return cr_bad_header(r, err);
-	if (b.type == FMT_DATA && !r->have_origin) {
+	if (b.type == FMT_DATA && b.t_min && !r->have_origin) {
 		r->origin = b.t_min;
 		r->have_origin = true;
 	}
@@ -585,7 +628,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	if (b.type == FMT_DATA)
 		return cr_data_block(r, &b, p, off, trailer_bad, err);
 	if (b.type == FMT_END || trailer_bad ||
-	    fmt_checksum(p, b.stored, r->salt) != b.payload_sum) {
+	    !fmt_checksum_ok(p, b.stored, r->salt, b.payload_sum)) {
 		/* what follows is said after the blocks before it */
 		ret = cr_drain(r, err);
 		if (ret < 0)
@@ -608,10 +651,10 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	case FMT_DICT:
 	case FMT_LOST:
 	case FMT_END:
-		if (fmt_checksum(p, b.stored, r->salt) != b.payload_sum) {
+		if (!fmt_checksum_ok(p, b.stored, r->salt, b.payload_sum)) {
 			if (b.type == FMT_END)
 				r->at_end = true;
-			return cr_block_damaged(r, &b, off,
+			return cr_block_damaged(r, &b, off, cr_origin(r),
 						"payload checksum mismatch",
 						err);
 		}
@@ -664,6 +707,9 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 				r->at_end = true;
 				continue;
 			}
+			/* r->pos is where the last visited block ended */
+			r->resume = r->pos;
+			r->expect = &r->ents[r->next_ent];
 			r->pos = r->ents[r->next_ent++].off;
 		}
 		ret = cr_step(r, err);
@@ -728,7 +774,7 @@ static int cr_small_block(struct creader *r, uint64_t off, uint32_t type,
 	if (got < fmt_block_len(b))
 		return 1;
 	*p += b->hdr_size;
-	return fmt_checksum(*p, b->stored, r->salt) == b->payload_sum ? 0 : 1;
+	return fmt_checksum_ok(*p, b->stored, r->salt, b->payload_sum) ? 0 : 1;
 }
 
 /*
@@ -811,8 +857,7 @@ bad_ret:
  * The blocks of a clean file from its END block and INDEX chain: 0, or 1
  * when there is none or it is damaged (the caller scans instead).
  */
-static int cr_read_index(struct creader *r, uint64_t *t_first,
-			 struct pipe_err *err)
+static int cr_read_index(struct creader *r, struct pipe_err *err)
 {
 	struct fmt_block b;
 	const uint8_t *p;
@@ -833,7 +878,6 @@ static int cr_read_index(struct creader *r, uint64_t *t_first,
 	ret = cr_small_block(r, end_off, FMT_END, &b, &p, err);
 	if (ret != 0 || b.stored < FMT_END_SIZE)
 		return ret < 0 ? ret : 1;
-	*t_first = fmt_get64(p + 40);
 	return cr_read_chain(r, fmt_get64(p), end_off, err);
 }
 
@@ -963,22 +1007,18 @@ static void cr_select(struct creader *r)
 /* A window or subset read of a seekable file: decide which blocks. */
 static int cr_plan_blocks(struct creader *r, struct pipe_err *err)
 {
-	uint64_t t_first = 0;
-	bool from_end;
 	size_t i;
 	int ret;
 
-	ret = cr_read_index(r, &t_first, err);
+	ret = cr_read_index(r, err);
 	if (ret < 0)
 		return ret;
-	from_end = ret == 0 && t_first;
 	if (ret > 0) {
 		/* recovery: the last good index, then forward from it */
 		uint64_t idx, from = r->pos;
 		struct fmt_block ib;
 		const uint8_t *p;
 
-		t_first = 0;
 		ret = cr_last_index(r, &idx, err);
 		if (ret == 0 && idx)
 			ret = cr_read_chain(r, idx, idx + 1, err);
@@ -994,16 +1034,15 @@ static int cr_plan_blocks(struct creader *r, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 	}
-	for (i = 0; !from_end && i < r->nr_ents; i++) {
-		const struct cr_entry *e = &r->ents[i];
-
-		if (e->type == FMT_DATA && e->stream != PIPE_STREAM_SIDEBAND &&
-		    (!t_first || e->t_min < t_first))
-			t_first = e->t_min;
+	/* time 0 as a forward read finds it (END's oldest time may differ):
+	 * the first DATA block with a time, in file order */
+	for (i = 0; !r->have_origin && i < r->nr_ents; i++) {
+		if (r->ents[i].type == FMT_DATA && r->ents[i].t_min) {
+			r->origin = r->ents[i].t_min;
+			r->have_origin = true;
+		}
 	}
-	cr_window(r, t_first);
-	r->origin = t_first;
-	r->have_origin = true;
+	cr_window(r, r->have_origin ? r->origin : 0);
 	cr_select(r);
 	r->selective = true;
 	return 0;
@@ -1127,7 +1166,7 @@ static int cr_file_header(struct creader *r, uint32_t *hdr_size,
 	if (ret < 0)
 		return ret;
 	if (got < size ||
-	    fmt_get64(p + size - 8) != fmt_checksum(p, size - 8, 0))
+	    !fmt_checksum_ok(p, size - 8, 0, fmt_get64(p + size - 8)))
 		return pipe_err_set(err, -EINVAL,
 				    "cannot read '%s': damaged file header (checksum mismatch)",
 				    name);
@@ -1167,7 +1206,7 @@ static int cr_meta(struct creader *r, uint64_t off, struct pipe_err *err)
 				    "cannot read '%s': metadata block is cut short",
 				    name);
 	p += b.hdr_size;
-	if (fmt_checksum(p, b.stored, r->salt) != b.payload_sum)
+	if (!fmt_checksum_ok(p, b.stored, r->salt, b.payload_sum))
 		return pipe_err_set(err, -EINVAL,
 				    "cannot read '%s': damaged metadata block (checksum mismatch)",
 				    name);

@@ -160,6 +160,11 @@ void fmt_block_encode(const struct fmt_block *b, uint64_t salt, uint8_t *hdr);
 int fmt_block_decode(struct fmt_block *b, const uint8_t *hdr, size_t avail,
 		     uint64_t salt);
 uint64_t fmt_checksum(const void *buf, size_t len, uint64_t salt);
+/* Whether len bytes at buf have checksum `want`.  Always true in a
+ * fuzzing build (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION), so that
+ * mutated files reach the parsers behind the checksums. */
+bool fmt_checksum_ok(const void *buf, size_t len, uint64_t salt,
+		     uint64_t want);
 /* Grow *buf (malloc'd, owned by the caller) to hold want bytes, doubling
  * from `first`; 0 or -ENOMEM (then *buf is unchanged). */
 int fmt_grow(void **buf, size_t *cap, size_t want, size_t first);

@@ -5,8 +5,8 @@
 set -u
 pkgs=(gcc g++ make pkg-config binutils libc6-dev
       libzstd-dev liblzma-dev zlib1g-dev libelf-dev libdw-dev libxxhash-dev
-      libiberty-dev python3 jq procps linux-perf util-linux zstd
-      libprotobuf-c-dev protobuf-c-compiler golang-go)
+      libiberty-dev python3 jq procps linux-perf util-linux zstd time
+      libprotobuf-c-dev protobuf-c-compiler golang-go clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||

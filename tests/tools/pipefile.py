@@ -410,15 +410,10 @@ def record_ids(events, rec):
 def cmd_window(pf, start, stop, cpus, pids):
     """Count what a window read returns, by docs/format.md's rules."""
     events, stream_cpu = parse_meta(pf.meta)
-    first = 0
-    if pf.end is not None:
-        first = struct.unpack_from("<Q", pf.end_payload, 40)[0]
-    if not first:
-        ts = [b["t_min"] for b, st in pf.blocks
-              if b["type"] == 2 and b["stream"] != SIDEBAND and
-              st != "torn tail"]
-        first = min(ts) if ts else 0
-    lo = first + start
+    # time 0: the first DATA block with a time, in file order
+    ts = [b["t_min"] for b, st in pf.blocks if b["type"] == 2 and b["t_min"]]
+    first = ts[0] if ts else 0
+    lo = first + start if start else 0
     hi = first + stop if stop else 1 << 64
     n = samples = 0
     for b, status in pf.blocks:

@@ -1,0 +1,180 @@
+/*
+ * fuzz_container.c - the container reader on a whole file in memory,
+ * with the real codec plugins: a forward read from a seekable source or
+ * from a stream (a pipe), or a window or CPU/pid subset read, chosen by
+ * the input's length modulo 4.  Every record handed out is decoded as a
+ * sink would, and its callchain and raw bytes are read in full.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "container.h"
+#include "decode.h"
+#include "fuzz.h"
+#include "fuzz_plugins.h"
+
+#define FUZZ_INSTS 64
+
+struct mem {
+	const uint8_t *p;
+	size_t len;
+	bool stream;     /* no size, small pieces */
+};
+
+static struct loaded *codecs[4];
+static struct inst *insts[FUZZ_INSTS];
+static volatile uint64_t sink;
+
+static int mem_read_at(void *state, uint64_t off, void *buf, size_t len,
+		       size_t *got)
+{
+	const struct mem *m = state;
+
+	*got = 0;
+	if (off < m->len) {
+		*got = m->len - off < len ? m->len - off : len;
+		if (m->stream && *got > 1000)
+			*got = 1000;
+		memcpy(buf, m->p + off, *got);
+	}
+	return 0;
+}
+
+static int mem_size(void *state, uint64_t *size)
+{
+	const struct mem *m = state;
+
+	if (m->stream)
+		return -ESPIPE;
+	*size = m->len;
+	return 0;
+}
+
+static const struct pipe_plugin mem_source = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_SOURCE,
+	.flags = PIPE_PLUGIN_BYTES,
+	.name = "mem",
+	.read_at = mem_read_at,
+	.byte_size = mem_size,
+};
+
+static int codec_open(void *opaque, uint32_t codec_id,
+		      const struct pipe_plugin **p, void **state,
+		      struct pipe_err *err)
+{
+	struct inst *in;
+	int i;
+
+	(void)opaque;
+	if (codec_id >= 4 || !codecs[codec_id])
+		return pipe_err_set(err, -ENOENT, "no codec %u", codec_id);
+	for (i = 0; i < FUZZ_INSTS && insts[i]; i++)
+		;
+	in = i < FUZZ_INSTS ? fuzz_codec_open(codecs[codec_id]) : NULL;
+	if (!in)
+		return pipe_err_set(err, -ENOMEM, "cannot open codec %u",
+				    codec_id);
+	insts[i] = in;
+	*p = in->p;
+	*state = in->state;
+	return 0;
+}
+
+static void codec_close(void *opaque, const struct pipe_plugin *p,
+			void *state)
+{
+	int i;
+
+	(void)opaque;
+	(void)p;
+	for (i = 0; i < FUZZ_INSTS; i++) {
+		if (insts[i] && insts[i]->state == state) {
+			inst_free(insts[i]);
+			insts[i] = NULL;
+		}
+	}
+}
+
+static const char *codec_error(void *opaque, void *state)
+{
+	int i;
+
+	(void)opaque;
+	for (i = 0; i < FUZZ_INSTS; i++)
+		if (insts[i] && insts[i]->state == state)
+			return insts[i]->ctx.err.msg;
+	return NULL;
+}
+
+static void on_report(void *opaque, const char *line)
+{
+	(void)opaque;
+	(void)line;
+}
+
+static void use_record(const struct meta *m, const struct pipe_record *rec)
+{
+	struct pipe_sample_id sid;
+	struct pipe_sample s;
+	uint64_t i;
+
+	if (decode_sample(m, rec, &s) == 0) {
+		for (i = 0; i < s.nr_callchain; i++)
+			sink += s.callchain[i];
+		for (i = 0; i < s.raw_size; i++)
+			sink += ((const uint8_t *)s.raw)[i];
+	}
+	if (decode_sample_id(m, rec, &sid) == 0)
+		sink += sid.time;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static const char *const names[4] = { "none", "zlib", "lzma", "zstd" };
+	static const uint32_t cpus[2] = { 0, 2 };
+	static uint32_t pid;
+	struct mem src = { data, size, size % 4 == 1 };
+	struct cr_opts o = {
+		.src = &mem_source,
+		.src_state = &src,
+		.name = "fuzz.dat",
+		.threads = 1,
+		.codec_open = codec_open,
+		.codec_close = codec_close,
+		.codec_error = codec_error,
+		.report = on_report,
+	};
+	struct pipe_err err;
+	struct creader *r = NULL;
+	struct cr_stats st;
+	struct pipe_batch b;
+	size_t i;
+	int k, ret;
+
+	if (!codecs[0])
+		for (k = 0; k < 4; k++)
+			codecs[k] = fuzz_codec_load(names[k]);
+	if (size % 4 == 2) {
+		o.start_ns = 1000000;
+		o.stop_ns = 3000000000u;
+	} else if (size % 4 == 3) {
+		o.cpus = cpus;
+		o.nr_cpus = 2;
+		pid = size > 64 ? data[size / 2] : 1;
+		o.pids = &pid;
+		o.nr_pids = 1;
+	}
+	ret = creader_open(&r, &o, &err);
+	while (ret == 0) {
+		ret = creader_next(r, &b, &err);
+		for (i = 0; ret == 0 && i < b.nr; i++)
+			use_record(creader_meta(r), &b.recs[i]);
+	}
+	if (r)
+		creader_stats(r, &st);
+	creader_free(r);
+	return 0;
+}
