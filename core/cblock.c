@@ -574,6 +574,11 @@ void cb_pool_submit(struct cb_pool *pool)
 	pthread_mutex_unlock(&pool->mu);
 }
 
+uint32_t cb_pool_depth(const struct cb_pool *pool)
+{
+	return pool->depth;
+}
+
 uint32_t cb_pool_pending(const struct cb_pool *pool)
 {
 	return pool->count;

@@ -131,6 +131,8 @@ void cb_pool_free(struct cb_pool *pool); /* NULL is a no-op */
 struct cb_job *cb_pool_slot(struct cb_pool *pool);
 /* Queue the job cb_pool_slot returned. */
 void cb_pool_submit(struct cb_pool *pool);
+/* The number of jobs the ring holds. */
+uint32_t cb_pool_depth(const struct cb_pool *pool);
 /* Jobs queued or running or done but not yet retired. */
 uint32_t cb_pool_pending(const struct cb_pool *pool);
 /* The oldest job, waiting for it to finish; NULL when none is pending. */

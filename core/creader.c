@@ -27,6 +27,11 @@
 /* records held for ordering; past this (a file whose horizons do not
  * move) the oldest go out anyway, so memory stays bounded */
 #define CR_MERGE_MAX ((size_t)256 << 20)
+#define CR_MERGE_PER_RECORD 16    /* the merge's bytes besides a record */
+/* bytes the blocks in flight may claim (their payload, codec output,
+ * records and record views, by their headers), and what the decode slots
+ * keep between blocks in all: past these, blocks wait or buffers go */
+#define CR_INFLIGHT_MAX ((uint64_t)128 << 20)
 
 /* A block the window read will visit. */
 struct cr_entry {
@@ -72,6 +77,10 @@ struct creader {
 	size_t nr_ents, next_ent, ents_cap;
 	bool selective;               /* visit ents only */
 	const struct cr_entry *expect; /* the entry at pos, when selective */
+	uint64_t inflight;            /* bytes the pending jobs claim */
+	bool sync;                    /* the block at pos waits for every
+				       * job before it to retire, one by one
+				       * with releases between, as inline */
 	uint64_t resume;              /* end of the last block visited */
 	char line[512];               /* the last damage line */
 	struct cr_stats st;
@@ -301,6 +310,23 @@ static int cr_retire(struct creader *r, struct cb_job *j,
 	return 0;
 }
 
+/* What decoding a block claims at most, by its header: the payload copy,
+ * the codec's output, the records and their views. */
+static uint64_t cr_job_cost(const struct fmt_block *b)
+{
+	return (uint64_t)b->stored + b->coded + b->raw +
+	       (uint64_t)b->records * sizeof(struct pipe_record);
+}
+
+/* Buffers a slot keeps for the next block: an even share of the bound,
+ * so a crafted block's 64 MiB buffers do not stay for the whole read. */
+static void cr_job_shrink(struct cb_job *j, uint64_t keep)
+{
+	if ((uint64_t)j->copy_cap + j->coded_cap + j->raw_cap +
+	    j->recs_cap > keep)
+		cb_job_release(j);
+}
+
 /* Retire the oldest job of the pool (waiting for it). */
 static int cr_retire_oldest(struct creader *r, struct pipe_err *err)
 {
@@ -308,7 +334,9 @@ static int cr_retire_oldest(struct creader *r, struct pipe_err *err)
 	int ret;
 
 	ret = cr_retire(r, j, err);
+	r->inflight -= cr_job_cost(&j->b);
 	cb_pool_retire(r->pool);
+	cr_job_shrink(j, CR_INFLIGHT_MAX / cb_pool_depth(r->pool));
 	return ret;
 }
 
@@ -387,11 +415,14 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	if (!r->pool) {
 		j->payload = payload;
 		cb_job_run(&r->ctx, 0, j);
-		return cr_retire(r, j, err);
+		ret = cr_retire(r, j, err);
+		cr_job_shrink(j, CR_INFLIGHT_MAX);
+		return ret;
 	}
 	if (cb_job_copy(j, payload, b->stored) < 0)
 		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				    r->opts.name, strerror(ENOMEM));
+	r->inflight += cr_job_cost(b);
 	cb_pool_submit(r->pool);
 	return 0;
 }
@@ -435,6 +466,7 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 		ret = cb_dict_add(&r->ctx, fmt_get32(j->bytes), b->dict,
 				  j->bytes + 8, b->raw - 8, j->why,
 				  sizeof(j->why));
+	cr_job_shrink(j, CR_INFLIGHT_MAX);
 	if (ret == -ENOMEM)
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
 				    r->opts.name, j->why);
@@ -589,6 +621,54 @@ static int cr_unplan(struct creader *r, struct pipe_err *err)
 	return cr_damage(r, err);
 }
 
+/*
+ * Whether the block at off (cr_header_at said hdr_ret, header *b) must
+ * wait until every block before it retired: damage to report in order, a
+ * dictionary, END, a torn tail, an index that led astray.  Those are
+ * taken only with no job in flight, and the jobs before them retire one
+ * at a time with records released between, exactly as when decoding
+ * inline, so the record order never depends on the number of threads.
+ */
+static int cr_sync_point(struct creader *r, uint64_t off, int hdr_ret,
+			 const struct fmt_block *b, bool *sync,
+			 struct pipe_err *err)
+{
+	const uint8_t *p;
+	uint64_t total;
+	size_t got;
+	int ret;
+
+	*sync = true;
+	if (hdr_ret == 3) {
+		*sync = false;
+		return 0;
+	}
+	if (hdr_ret != 0 ||
+	    (r->selective && !cr_entry_matches(r->expect, hdr_ret, b)))
+		return 0;
+	total = fmt_block_len(b);
+	ret = cr_fetch(r, off, (size_t)total, &p, &got, err);
+	if (ret < 0)
+		return ret;
+	if (got < total)
+		return 0;
+	if (b->type == FMT_DATA) {
+		/* a block that would take the bytes in flight past the
+		 * bound waits until it is the only one */
+		*sync = cr_stream_wanted(r, b->stream) &&
+			r->inflight + cr_job_cost(b) > CR_INFLIGHT_MAX;
+		return 0;
+	}
+	if (b->type == FMT_END || b->type == FMT_DICT ||
+	    fmt_get64(p + total - 16) != total ||
+	    fmt_get64(p + total - 8) != r->salt ||
+	    !fmt_checksum_ok(p + b->hdr_size, b->stored, r->salt,
+			     b->payload_sum))
+		return 0;
+	*sync = false;
+	return 0;
+}
+
 /* Read the block at r->pos. */
 static int cr_step(struct creader *r, struct pipe_err *err)
 {
@@ -602,6 +682,17 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	ret = cr_header_at(r, off, &b, err);
 	if (ret < 0)
 		return ret;
+	if (r->pool && cb_pool_pending(r->pool)) {
+		bool sync;
+		int sret = cr_sync_point(r, off, ret, &b, &sync, err);
+
+		if (sret < 0)
+			return sret;
+		if (sync) {
+			r->sync = true;
+			return 0;
+		}
+	}
 	if (r->selective && !cr_entry_matches(r->expect, ret, &b))
 		return cr_unplan(r, err);
 	if (ret == 3) {
@@ -685,12 +776,14 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 	int ret;
 
 	for (;;) {
-		merge_pop(r->merge, merge_bytes(r->merge) > CR_MERGE_MAX ?
+		merge_pop(r->merge, merge_bytes(r->merge) +
+			  merge_count(r->merge) * CR_MERGE_PER_RECORD >
+			  CR_MERGE_MAX ?
 			  UINT64_MAX : r->horizon, CR_BATCH, out);
 		if (out->nr)
 			return 0;
 		if (r->pool && cb_pool_pending(r->pool) &&
-		    (r->at_end || !cb_pool_slot(r->pool))) {
+		    (r->at_end || r->sync || !cb_pool_slot(r->pool))) {
 			ret = cr_retire_oldest(r, err);
 			if (ret < 0)
 				return ret;
@@ -702,7 +795,10 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 			r->horizon = UINT64_MAX;
 			continue;
 		}
-		if (r->selective) {
+		if (r->sync) {
+			/* nothing in flight now: take the block at pos */
+			r->sync = false;
+		} else if (r->selective) {
 			if (r->next_ent == r->nr_ents) {
 				r->at_end = true;
 				continue;
@@ -809,6 +905,9 @@ static int cr_read_chain(struct creader *r, uint64_t idx, uint64_t limit,
 		ret = cr_small_block(r, idx, FMT_INDEX, &b, &p, err);
 		if (ret != 0 || b.stored < FMT_INDEX_HEAD)
 			goto bad_ret;
+		/* links never overlap: the chain costs at most the file */
+		if (idx + fmt_block_len(&b) > limit)
+			goto bad;
 		limit = idx;
 		idx = fmt_get64(p);
 	}
@@ -883,12 +982,15 @@ static int cr_read_index(struct creader *r, struct pipe_err *err)
 
 /*
  * A file without END: look back from its end for the last good INDEX
- * block.  *idx is its offset, or 0 when there is none.
+ * block.  *idx is its offset, or 0 when there is none.  The payloads
+ * checked on the way cost at most the file's size in all (a crafted file
+ * can hold an INDEX-looking header every 96 bytes, each claiming the rest
+ * of the file); past that the caller scans from the start instead.
  */
 static int cr_last_index(struct creader *r, uint64_t *idx,
 			 struct pipe_err *err)
 {
-	uint64_t end = r->size & ~(uint64_t)7, start, at;
+	uint64_t end = r->size & ~(uint64_t)7, start, at, budget = r->size;
 	struct fmt_block b;
 	const uint8_t *p, *q;
 	size_t got;
@@ -910,6 +1012,11 @@ static int cr_last_index(struct creader *r, uint64_t *idx,
 			    fmt_block_decode(&b, q, FMT_BLOCK_HDR_SIZE,
 					     r->salt) < 0)
 				continue;
+			if (at + fmt_block_len(&b) > r->size)
+				continue;
+			if (b.stored > budget)
+				return 0;
+			budget -= b.stored;
 			ret = cr_small_block(r, at, FMT_INDEX, &b, &q, err);
 			if (ret < 0)
 				return ret;
@@ -1021,7 +1128,7 @@ static int cr_plan_blocks(struct creader *r, struct pipe_err *err)
 
 		ret = cr_last_index(r, &idx, err);
 		if (ret == 0 && idx)
-			ret = cr_read_chain(r, idx, idx + 1, err);
+			ret = cr_read_chain(r, idx, r->size, err);
 		if (ret == 0 && idx)
 			ret = cr_small_block(r, idx, FMT_INDEX, &ib, &p, err);
 		if (ret == 0 && idx)

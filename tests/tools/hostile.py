@@ -14,12 +14,16 @@ KIND decides what follows:
   no-end S        about S bytes of INDEX headers without END, each
                   claiming the rest of the file as its payload (a look
                   back that checks each one reads the file again and again)
-  slots N         N DATA blocks whose zstd frames of a few KiB inflate to
-                  64 MiB of 8-byte records (8 Mi records each)
-  chain N         N INDEX blocks chained backwards, each previous-offset
-                  pointing into the one before (overlapping links), then END
+  slots N [MIB]   N DATA blocks whose zstd frames of a few KiB inflate to
+                  MIB (64) MiB of 8-byte records
+  nest N          N INDEX blocks, each inside the payload of the one before
+                  and naming it as the previous index, then END
   shift BLOCK     BASE with 8 zero bytes inserted before its BLOCK-th block
                   (counted from the META block, 0)
+  reverse N       BASE's DATA blocks in reverse order, each horizon claiming
+                  that everything was written, and after every Nth one a
+                  LOST block with a bad checksum (a point where a reader
+                  finishes what is in flight)
 """
 import os
 import struct
@@ -89,21 +93,22 @@ def streams(prefix, salt, n):
 
 
 def no_end(prefix, salt, size):
+    size &= ~7
     out = [prefix]
     at = len(prefix)
-    while at < size:
-        rest = size + 96 - at
-        # the header is good; the payload it claims is the rest of the
-        # file, and its checksum never matches
-        h = header(salt, 5, rest - 96 - 16, rest - 96 - 16,
-                   rest - 96 - 16, 1, seq=1)
+    while at + 96 + 16 <= size:
+        # the header is good; its payload runs to the end of the file,
+        # and its checksum never matches
+        stored = size - at - 96 - 16
+        h = header(salt, 5, stored, stored, stored, 1, seq=1)
         out.append(h)
         at += len(h)
+    out.append(b"\0" * (size - at))
     return b"".join(out)
 
 
-def slots(prefix, salt, n):
-    raw = 64 << 20
+def slots(prefix, salt, n, mib=64):
+    raw = mib << 20
     rec = struct.pack("<IHH", 12, 0, 8)
     z = zstd_frame(rec * (raw // 8))
     out = [prefix]
@@ -114,20 +119,37 @@ def slots(prefix, salt, n):
     return b"".join(out)
 
 
-def chain(prefix, salt, n):
+def nest(prefix, salt, n):
+    # INDEX k starts 112 bytes after INDEX k-1, inside its payload, and
+    # names it as the previous index: a valid chain whose links overlap
+    offs = [len(prefix) + 112 * k for k in range(n)]
+    inner = b""
+    for k in range(n - 1, -1, -1):
+        head = struct.pack("<QII", offs[k - 1] if k else 0, 0, 48)
+        inner = block(salt, 5, head + inner, seq=k + 1)
+    end = struct.pack("<8Q", offs[-1], 0, 0, 0, 0, 0, 0, 0)
+    return prefix + inner + block(salt, 6, end, seq=n + 1)
+
+
+def reverse(path, n):
+    data = open(path, "rb").read()
+    f = pf.PipeFile(data)
+    prefix, salt = base_prefix(path)
+    blocks = [b for b, _ in f.blocks[1:] if b.get("type") == 2]
     out = [prefix]
-    at = len(prefix)
-    prev = 0
-    big = b"\0" * 4096
-    for i in range(n):
-        head = struct.pack("<QII", prev, 0, 48)
-        b = block(salt, 5, head + big, seq=i + 1)
-        out.append(b)
-        # the next link points 8 bytes into this one: links overlap
-        prev = at + 8 if i else at
-        at += len(b)
-    end = struct.pack("<8Q", prev, 0, 0, 0, 0, 0, 0, 0)
-    out.append(block(salt, 6, end, seq=n + 1))
+    for i, b in enumerate(reversed(blocks)):
+        payload = bytes(data[b["off"] + b["hsize"]:
+                             b["off"] + b["hsize"] + b["stored"]])
+        out.append(block(salt, 2, payload, raw=b["raw"], coded=b["coded"],
+                         stream=b["stream"], codec=b["codec"],
+                         transform=b["transform"], seq=i + 1,
+                         records=b["records"], samples=b["samples"],
+                         t_min=b["t_min"], t_max=b["t_max"],
+                         horizon=(1 << 63)))
+        if n and i % n == n - 1:
+            bad = bytearray(block(salt, 4, b"\0" * 16, seq=i + 1))
+            bad[96] ^= 1
+            out.append(bytes(bad))
     return b"".join(out)
 
 
@@ -145,11 +167,13 @@ def main(argv):
     n = int(argv[4]) if len(argv) > 4 else 1
     if kind == "shift":
         data = shift(base, n)
+    elif kind == "reverse":
+        data = reverse(base, n)
     else:
         prefix, salt = base_prefix(base)
         fn = {"dict-bomb": dict_bomb, "streams": streams, "no-end": no_end,
-              "slots": slots, "chain": chain}[kind]
-        data = fn(prefix, salt, n)
+              "slots": slots, "nest": nest}[kind]
+        data = fn(prefix, salt, n, *[int(a) for a in argv[5:]])
     with open(out, "wb") as f:
         f.write(data)
 
