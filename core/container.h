@@ -126,6 +126,7 @@ struct cr_stats {
 	uint64_t blocks_damaged;
 	uint64_t records_damaged; /* in skipped blocks, per their headers */
 	uint64_t torn_bytes;      /* dropped at a torn tail */
+	uint64_t trailing_bytes;  /* after a good END, not read */
 	bool recovered;           /* no clean trailer */
 	uint64_t t_first, t_last;
 	uint64_t file_bytes, raw_bytes;

@@ -76,6 +76,7 @@ struct creader {
 	struct cr_entry *ents;        /* owned: the blocks to visit */
 	size_t nr_ents, next_ent, ents_cap;
 	bool selective;               /* visit ents only */
+	bool index_read;              /* a forward read looked for ents */
 	const struct cr_entry *expect; /* the entry at pos, when selective */
 	uint64_t inflight;            /* bytes the pending jobs claim */
 	bool sync;                    /* the block at pos waits for every
@@ -570,10 +571,49 @@ static int cr_bytes_left(struct creader *r, uint64_t off, uint64_t *left,
 	return 0;
 }
 
+static int cr_read_index(struct creader *r, struct pipe_err *err);
+
+/*
+ * Records of the DATA blocks the index places in [from, to): what a
+ * region skipped for a bad header held.  Known in a forward read of a
+ * seekable file with a good END and index chain, read on the first bad
+ * header; 0 otherwise (a window read's entries are only those it needs).
+ */
+static int cr_indexed_records(struct creader *r, uint64_t from, uint64_t to,
+			      uint64_t *nr, struct pipe_err *err)
+{
+	size_t lo = 0, hi;
+	int ret;
+
+	*nr = 0;
+	if (!r->seekable || r->filter)
+		return 0;
+	if (!r->index_read) {
+		r->index_read = true;
+		ret = cr_read_index(r, err);
+		if (ret < 0)
+			return ret;
+	}
+	/* entries are in file order: the first at or after from */
+	hi = r->nr_ents;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->ents[mid].off < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < r->nr_ents && r->ents[lo].off < to; lo++)
+		if (r->ents[lo].type == FMT_DATA)
+			*nr += r->ents[lo].records;
+	return 0;
+}
+
 /* A bad header at r->pos: resync on the next good one, or a torn tail. */
 static int cr_bad_header(struct creader *r, struct pipe_err *err)
 {
-	uint64_t next, left;
+	uint64_t next, left, lost;
 	int ret;
 
 	ret = cr_drain(r, err);
@@ -587,12 +627,40 @@ static int cr_bad_header(struct creader *r, struct pipe_err *err)
 			return ret;
 		return cr_torn(r, r->pos, NULL, left, err);
 	}
+	ret = cr_indexed_records(r, r->pos, next, &lost, err);
+	if (ret < 0)
+		return ret;
 	r->st.blocks_damaged++;
-	snprintf(r->line, sizeof(r->line),
-		 "damaged block in '%s' at offset %" PRIu64
-		 ": %" PRIu64 " bytes skipped: bad block header",
-		 r->opts.name, r->pos, next - r->pos);
+	r->st.records_damaged += lost;
+	if (lost)
+		snprintf(r->line, sizeof(r->line),
+			 "damaged block in '%s' at offset %" PRIu64
+			 ": %" PRIu64 " bytes skipped, %" PRIu64
+			 " records by the index: bad block header",
+			 r->opts.name, r->pos, next - r->pos, lost);
+	else
+		snprintf(r->line, sizeof(r->line),
+			 "damaged block in '%s' at offset %" PRIu64
+			 ": %" PRIu64 " bytes skipped: bad block header",
+			 r->opts.name, r->pos, next - r->pos);
 	r->pos = next;
+	return cr_damage(r, err);
+}
+
+/*
+ * Bytes after a good END (a recording appended with >>, or garbage) are
+ * not read, but a file's are reported: `verify` fails on them.  A stream
+ * is left where END ended.
+ */
+static int cr_after_end(struct creader *r, struct pipe_err *err)
+{
+	if (!r->seekable || r->size <= r->pos)
+		return 0;
+	r->st.trailing_bytes = r->size - r->pos;
+	snprintf(r->line, sizeof(r->line),
+		 "data after the end in '%s' at offset %" PRIu64 ": %" PRIu64
+		 " bytes not read (an appended recording, or garbage)",
+		 r->opts.name, r->pos, r->st.trailing_bytes);
 	return cr_damage(r, err);
 }
 
@@ -756,6 +824,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 		if (b.type == FMT_END) {
 			r->at_end = true;
 			r->clean_end = true;
+			return cr_after_end(r, err);
 		}
 		return 0;
 	default:

@@ -352,7 +352,7 @@ static int cmd_verify(const struct conf *conf, const char *path,
 		return 1;
 	}
 	bad = r.st.blocks_damaged || r.st.torn_bytes || r.st.recovered ||
-	      r.out_of_order;
+	      r.st.trailing_bytes || r.out_of_order;
 	printf("records: %llu\nsamples: %llu\nlost: %llu\nblocks: %llu\n"
 	       "damaged_blocks: %llu\ntorn_bytes: %llu\nout_of_order: %llu\n"
 	       "digest: %s\nstatus: %s\n",

@@ -213,6 +213,63 @@ class PipeFile:
             at += 8
         return None
 
+    def _good_block(self, off, typ, limit):
+        """(header, payload) of a good codec-0 block of type typ ending by
+        limit, else None (as docs/format.md's window reads check them)."""
+        b = parse_block_header(self.buf, off, self.salt)
+        if b is None or b["type"] != typ or b["codec"] != 0 or \
+                off + b["total"] > limit:
+            return None
+        p = self.buf[off + b["hsize"]:off + b["hsize"] + b["stored"]]
+        if xxh3(p, self.salt) != b["psum"]:
+            return None
+        return b, p
+
+    def _index(self):
+        """Entries of the END block's INDEX chain, in file order, or []
+        when END or a link is not good (read from the end of the file,
+        as a seekable reader does)."""
+        buf, size = self.buf, len(self.buf)
+        if size < 16:
+            return []
+        tlen, tsalt = struct.unpack_from("<QQ", buf, size - 16)
+        if tsalt != self.salt or tlen > size:
+            return []
+        end = size - tlen
+        got = self._good_block(end, 6, size)
+        if got is None or got[0]["stored"] < 64:
+            return []
+        idx, limit, chain = struct.unpack_from("<Q", got[1], 0)[0], end, []
+        while idx:
+            if idx >= limit:
+                return []
+            got = self._good_block(idx, 5, limit)
+            if got is None or got[0]["stored"] < 16:
+                return []
+            chain.append((idx, got[1]))
+            limit = idx
+            idx = struct.unpack_from("<Q", got[1], 0)[0]
+        ents, total = [], 0
+        for at, p in reversed(chain):
+            _prev, n, esize = struct.unpack_from("<QII", p, 0)
+            if esize < 48 or n * esize > len(p) - 16:
+                return []
+            for i in range(n):
+                e = 16 + i * esize
+                o = struct.unpack_from("<Q", p, e)[0]
+                if o >= at or o < total:
+                    return []
+                total = o + 1
+                ents.append((o, p[e + 40],
+                             struct.unpack_from("<I", p, e + 28)[0]))
+        return ents
+
+    def _indexed_records(self, lo, hi):
+        """Records of the DATA blocks the index places in [lo, hi)."""
+        if not hasattr(self, "_ents"):
+            self._ents = self._index()
+        return sum(r for o, t, r in self._ents if lo <= o < hi and t == 2)
+
     def _damaged(self, b, why):
         self.tot["damaged_blocks"] += 1
         if b["type"] == 2:
@@ -237,9 +294,12 @@ class PipeFile:
                                         % (len(buf) - off)))
                     return
                 tot["damaged_blocks"] += 1
+                lost = self._indexed_records(off, nxt)
+                tot["damaged_records"] += lost
                 self.blocks.append((dict(off=off, type=-1),
-                                    "damaged: %d bytes skipped: bad block "
-                                    "header" % (nxt - off)))
+                                    "damaged: %d bytes skipped, %d records "
+                                    "by the index: bad block header"
+                                    % (nxt - off, lost)))
                 off = nxt
                 continue
             if off + b["total"] > len(buf):
