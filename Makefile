@@ -83,7 +83,7 @@ FUZZ_NAMES := $(filter-out codec,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tes
 FUZZ_CODECS := $(patsubst $(BUILD)/plugins/codec_%.so,%,$(filter $(BUILD)/plugins/codec_%,$(PLUGINS)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%) \
 	$(FUZZ_CODECS:%=$(BUILD)/fuzz/fuzz_codec_%)
-FUZZ_CFLAGS = $(CORE_CFLAGS) -Itests/fuzz \
+FUZZ_CFLAGS = $(CORE_CFLAGS) -Itests/fuzz -Itests/unit \
 	-DFUZZ_PLUGIN_DIR='"$(abspath $(BUILD))/plugins"'
 ifneq ($(FUZZER),)
 FUZZ_MAIN := -fsanitize=fuzzer

@@ -13,53 +13,13 @@
 #include "decode.h"
 #include "fuzz.h"
 #include "fuzz_plugins.h"
+#include "memfile.h"
 
 #define FUZZ_INSTS 64
-
-struct mem {
-	const uint8_t *p;
-	size_t len;
-	bool stream;     /* no size, small pieces */
-};
 
 static struct loaded *codecs[4];
 static struct inst *insts[FUZZ_INSTS];
 static volatile uint64_t sink;
-
-static int mem_read_at(void *state, uint64_t off, void *buf, size_t len,
-		       size_t *got)
-{
-	const struct mem *m = state;
-
-	*got = 0;
-	if (off < m->len) {
-		*got = m->len - off < len ? m->len - off : len;
-		if (m->stream && *got > 1000)
-			*got = 1000;
-		memcpy(buf, m->p + off, *got);
-	}
-	return 0;
-}
-
-static int mem_size(void *state, uint64_t *size)
-{
-	const struct mem *m = state;
-
-	if (m->stream)
-		return -ESPIPE;
-	*size = m->len;
-	return 0;
-}
-
-static const struct pipe_plugin mem_source = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SOURCE,
-	.flags = PIPE_PLUGIN_BYTES,
-	.name = "mem",
-	.read_at = mem_read_at,
-	.byte_size = mem_size,
-};
 
 static int codec_open(void *opaque, uint32_t codec_id,
 		      const struct pipe_plugin **p, void **state,
@@ -136,7 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static const char *const names[4] = { "none", "zlib", "lzma", "zstd" };
 	static const uint32_t cpus[2] = { 0, 2 };
 	static uint32_t pid;
-	struct mem src = { data, size, size % 4 == 1 };
+	/* the reader only reads it */
+	struct mem src = { .p = (uint8_t *)data, .len = size,
+			   .stream = size % 4 == 1 };
 	struct cr_opts o = {
 		.src = &mem_source,
 		.src_state = &src,

@@ -18,6 +18,7 @@
 #include "harness.h"
 #include "host.h"
 #include "loader.h"
+#include "memfile.h"
 #include "meta.h"
 
 #define SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | \
@@ -25,81 +26,6 @@
 		     PERF_SAMPLE_PERIOD)
 #define SAMPLE_ID 100
 #define NR_CPUS 4
-
-/* ---- a growable memory file: byte sink and byte source ---- */
-
-struct mem {
-	uint8_t *p;
-	size_t len, cap;
-	bool stream;     /* source: not seekable */
-	uint64_t next;   /* source: the next offset a stream may read */
-	bool bad_seek;   /* a stream was read backwards */
-	int fail_write;  /* sink: fail the write after this many (0: never) */
-	int writes;
-};
-
-static int mem_write(void *opaque, const void *buf, size_t len,
-		     struct pipe_err *err)
-{
-	struct mem *m = opaque;
-
-	m->writes++;
-	if (m->fail_write && m->writes >= m->fail_write)
-		return pipe_err_set(err, -ENOSPC, "cannot write 'mem': %s",
-				    strerror(ENOSPC));
-	if (m->len + len > m->cap) {
-		size_t cap = m->cap ? m->cap : 4096;
-
-		while (cap < m->len + len)
-			cap *= 2;
-		m->p = realloc(m->p, cap);
-		m->cap = cap;
-	}
-	memcpy(m->p + m->len, buf, len);
-	m->len += len;
-	return 0;
-}
-
-static int mem_read_at(void *state, uint64_t off, void *buf, size_t len,
-		       size_t *got)
-{
-	struct mem *m = state;
-
-	if (m->stream) {
-		if (off != m->next)
-			m->bad_seek = true;
-	}
-	*got = 0;
-	if (off < m->len) {
-		*got = m->len - off < len ? m->len - off : len;
-		/* a stream hands out small pieces, as a pipe does */
-		if (m->stream && *got > 1000)
-			*got = 1000;
-		memcpy(buf, m->p + off, *got);
-	}
-	m->next = off + *got;
-	return 0;
-}
-
-static int mem_size(void *state, uint64_t *size)
-{
-	struct mem *m = state;
-
-	if (m->stream)
-		return -ESPIPE;
-	*size = m->len;
-	return 0;
-}
-
-static const struct pipe_plugin mem_source = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SOURCE,
-	.flags = PIPE_PLUGIN_BYTES,
-	.name = "mem",
-	.read_at = mem_read_at,
-	.byte_size = mem_size,
-};
 
 /* ---- a tiny codec: xor with 0x5a, one length byte of overhead ---- */
 
