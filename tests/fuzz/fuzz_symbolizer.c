@@ -26,6 +26,12 @@ static void on_warn(void *opaque, const char *line)
 	(void)line;
 }
 
+static void cleanup(void)
+{
+	unlink(kallsyms);
+	rmdir(empty_dir);
+}
+
 static void setup(void)
 {
 	FILE *f;
@@ -39,6 +45,7 @@ static void setup(void)
 		fclose(f);
 	if (chdir(empty_dir) < 0)
 		abort();
+	atexit(cleanup);
 }
 
 /* No absolute names: MMAP's filename starts at byte 40, MMAP2's at 72. */

@@ -28,7 +28,7 @@ for n in "${names[@]}"; do
 	regress=()
 	[ -d "tests/fuzz/regress/$n" ] && regress=("tests/fuzz/regress/$n")
 	nice -n 10 "$B/fuzz/fuzz_$n" -max_total_time="$SECS" -rss_limit_mb=2048 \
-		-timeout=20 -max_len=262144 -artifact_prefix="$crashes/" \
+		-timeout=60 -max_len=65536 -artifact_prefix="$crashes/" \
 		-print_final_stats=1 "${dict[@]}" "$corpus" "$seeds" \
 		"${regress[@]}" >"$log" 2>&1
 	rc=$?

@@ -10,6 +10,8 @@ KIND decides what follows:
 
   dict-bomb N     N DICT blocks, each a zlib stream of a few KiB that
                   inflates to a 64 MiB zstd dictionary
+  dicts N         N DICT blocks of 1 MiB zstd dictionaries (the most a file
+                  may have), then a zstd DATA block using each
   streams N       N one-record DATA blocks, each on its own stream id
   no-end S        about S bytes of INDEX headers without END, each
                   claiming the rest of the file as its payload (a look
@@ -18,6 +20,9 @@ KIND decides what follows:
                   MIB (64) MiB of 8-byte records
   nest N          N INDEX blocks, each inside the payload of the one before
                   and naming it as the previous index, then END
+  side-first      BASE's DATA blocks with the sideband's first, as a
+                  whole-system recording starts (records from /proc, time 0),
+                  the payload of the third CPU block damaged
   shift BLOCK     BASE with 8 zero bytes inserted before its BLOCK-th block
                   (counted from the META block, 0)
   reverse N       BASE's DATA blocks in reverse order, each horizon claiming
@@ -79,6 +84,21 @@ def dict_bomb(prefix, salt, n):
     for i in range(n):
         out.append(block(salt, 3, z, raw=64 << 20, codec=1, dict_id=i + 1,
                          seq=i + 1))
+    return b"".join(out)
+
+
+def dicts(prefix, salt, n):
+    out = [prefix]
+    rec = struct.pack("<IHH", 12, 0, 8)
+    frame = zstd_frame(rec * 64)
+    for i in range(n):
+        d = struct.pack("<II", 3, 0) + bytes((k * 7 + i) & 0xff
+                                             for k in range(1 << 20))
+        out.append(block(salt, 3, zlib.compress(d), raw=len(d), codec=1,
+                         dict_id=i + 1, seq=2 * i + 1))
+        out.append(block(salt, 2, frame, raw=64 * 8, codec=3, dict_id=i + 1,
+                         stream=0, seq=2 * i + 2, records=64, t_min=1000,
+                         t_max=1000, horizon=1000))
     return b"".join(out)
 
 
@@ -153,6 +173,32 @@ def reverse(path, n):
     return b"".join(out)
 
 
+def side_first(path, _n):
+    data = open(path, "rb").read()
+    f = pf.PipeFile(data)
+    prefix, salt = base_prefix(path)
+    blocks = [b for b, _ in f.blocks[1:] if b.get("type") == 2]
+    blocks.sort(key=lambda b: b["stream"] != SIDE)
+    out, cpu = [prefix], 0
+    for i, b in enumerate(blocks):
+        payload = bytearray(data[b["off"] + b["hsize"]:
+                                 b["off"] + b["hsize"] + b["stored"]])
+        psum = pf.xxh3(bytes(payload), salt)
+        if b["stream"] != SIDE:
+            cpu += 1
+            if cpu == 3:
+                payload[40] ^= 0x10
+        h = header(salt, 2, b["stored"], b["raw"], b["coded"], psum,
+                   stream=b["stream"], codec=b["codec"],
+                   transform=b["transform"], seq=i + 1,
+                   records=b["records"], samples=b["samples"],
+                   t_min=0 if b["stream"] == SIDE else b["t_min"],
+                   t_max=b["t_max"], horizon=b["horizon"])
+        body = h + bytes(payload) + b"\0" * pf.pad8(b["stored"])
+        out.append(body + struct.pack("<QQ", len(body) + 16, salt))
+    return b"".join(out)
+
+
 def shift(path, k):
     data = open(path, "rb").read()
     f = pf.PipeFile(data)
@@ -169,9 +215,12 @@ def main(argv):
         data = shift(base, n)
     elif kind == "reverse":
         data = reverse(base, n)
+    elif kind == "side-first":
+        data = side_first(base, n)
     else:
         prefix, salt = base_prefix(base)
-        fn = {"dict-bomb": dict_bomb, "streams": streams, "no-end": no_end,
+        fn = {"dict-bomb": dict_bomb, "dicts": dicts, "streams": streams,
+              "no-end": no_end,
               "slots": slots, "nest": nest}[kind]
         data = fn(prefix, salt, n, *[int(a) for a in argv[5:]])
     with open(out, "wb") as f:
