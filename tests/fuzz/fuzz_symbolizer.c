@@ -3,13 +3,13 @@
  * run of perf records (MMAP, MMAP2, COMM, FORK, EXIT and anything else),
  * each applied as the reader would hand it over (size clamped to what is
  * left, 8-aligned), and after each one an address of its pid resolved.
- * File names are made relative (to an empty directory), so the run never
- * opens the machine's files or devices: ELF parsing has fuzz_elfsyms.
+ * File names are made relative (to the working directory, where the
+ * harness runs from the repository), so the run never opens the
+ * machine's devices or /proc: ELF parsing has fuzz_elfsyms.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "err.h"
@@ -17,8 +17,7 @@
 #include "meta.h"
 #include "symbolizer.h"
 
-static char empty_dir[64];
-static char kallsyms[96];
+static char kallsyms[64];
 
 static void on_warn(void *opaque, const char *line)
 {
@@ -29,22 +28,18 @@ static void on_warn(void *opaque, const char *line)
 static void cleanup(void)
 {
 	unlink(kallsyms);
-	rmdir(empty_dir);
 }
 
+/* An empty kallsyms of this process. */
 static void setup(void)
 {
 	FILE *f;
 
-	snprintf(empty_dir, sizeof(empty_dir), "/tmp/pipe-fuzz-sym.%ld",
+	snprintf(kallsyms, sizeof(kallsyms), "/tmp/pipe-fuzz-kallsyms.%ld",
 		 (long)getpid());
-	mkdir(empty_dir, 0700);
-	snprintf(kallsyms, sizeof(kallsyms), "%s/kallsyms", empty_dir);
 	f = fopen(kallsyms, "w");
 	if (f)
 		fclose(f);
-	if (chdir(empty_dir) < 0)
-		abort();
 	atexit(cleanup);
 }
 
@@ -69,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t off = 0;
 	uint8_t *rec;
 
-	if (!empty_dir[0])
+	if (!kallsyms[0])
 		setup();
 	m = meta_new();
 	o.demangle = true;

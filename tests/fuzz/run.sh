@@ -10,7 +10,11 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 B=$1 SECS=$2; shift 2
 cd "$TOP"
 [ -x build/pipe ] || { echo "fuzz: build/pipe missing: run make tests" >&2; exit 1; }
-tests/fuzz/seeds.sh build "$B/seeds" >/dev/null || exit 1
+# seeds once per build of pipe (runs may go on in parallel)
+if [ ! -f "$B/seeds/.stamp" ] || [ build/pipe -nt "$B/seeds/.stamp" ]; then
+	tests/fuzz/seeds.sh build "$B/seeds" >/dev/null || exit 1
+	touch "$B/seeds/.stamp"
+fi
 names=("$@")
 if [ ${#names[@]} = 0 ]; then
 	for h in "$B"/fuzz/fuzz_*; do
