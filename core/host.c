@@ -54,14 +54,6 @@ static uint32_t h_arg_list(struct pipe_ctx *ctx, const char *name,
 	return args_list(ctx->args, name, items);
 }
 
-/* printf-like: clang checks the callers' formats, not these bodies */
-static void h_error(struct pipe_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void h_hint(struct pipe_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void h_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
 static void h_error(struct pipe_ctx *ctx, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
