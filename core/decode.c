@@ -156,6 +156,7 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 	uint64_t st;
 
 	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
 	if (!u)
 		u = &none;
 	memset(u, 0, sizeof(*u));
@@ -279,6 +280,7 @@ int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
 	uint32_t res;
 
 	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
 	if (h->type == PERF_RECORD_SAMPLE) {
 		struct pipe_sample s;
 

@@ -36,6 +36,7 @@ struct arg {
 struct args {
 	struct arg *v;  /* one per parameter, table order */
 	uint32_t nr;
+	const struct arg *positional; /* in v, or NULL */
 };
 
 /* What a parse pass is reading, for messages. */
@@ -639,6 +640,7 @@ int params_parse(struct args **out, const char *what,
 	ret = args_build(a, what, tables, nr_tables, &positional, err);
 	if (ret < 0)
 		goto out_free;
+	a->positional = positional;
 	if (defaults) {
 		ret = text_apply(a, positional, defaults, &ps, err);
 		if (ret < 0) {
@@ -676,6 +678,13 @@ static const struct arg *arg_get(const struct args *a, const char *name)
 
 	assert(arg && "parameter name not in the plugin's tables");
 	return arg;
+}
+
+const char *args_positional(const struct args *a)
+{
+	if (!a->positional || !a->positional->set)
+		return NULL;
+	return a->positional->text;
 }
 
 bool args_has(const struct args *a, const char *name)

@@ -35,9 +35,6 @@ struct run_opts {
  */
 int run_pipeline(const struct run_opts *o, struct pipe_err *err);
 
-/* The writer options every codec takes on -c (block=, flush=, ...). */
-const struct pipe_param *run_writer_params(void);
-
 /* What a whole-file scan found. */
 struct scan_result {
 	struct cr_stats st;

@@ -198,11 +198,10 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 	int ret;
 
 	ret = inst_open(&codec, o->conf, PIPE_KIND_CODEC,
-			o->codec ? o->codec : "zstd", run_writer_params(), &hr,
-			err);
+			o->codec ? o->codec : "zstd", &hr, err);
 	if (ret < 0)
 		return ret;
-	if (!codec->p->train || !inst_has_param(codec, "dict_size")) {
+	if (!codec->p->train) {
 		ret = pipe_err_set(err, -EINVAL,
 				   "%s does not train dictionaries", codec->ctx.what);
 		pipe_err_hint(err, "use -c zstd");
@@ -238,12 +237,10 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 		pipe_err_hint(err, "train on longer recordings, or with a smaller block=");
 		goto out;
 	}
-	ret = codec->p->train(codec->state, t.samples, t.sizes, t.nr_sizes,
-			      dict, size, &dict_len);
-	if (ret < 0) {
-		ret = inst_fail(codec, ret, err);
+	ret = inst_train(codec, t.samples, t.sizes, t.nr_sizes, dict, size,
+			 &dict_len, err);
+	if (ret < 0)
 		goto out;
-	}
 	ret = write_dict(o, dict, dict_len, err);
 	if (ret == 0)
 		fprintf(stderr, "pipe: trained a %zu-byte dictionary on %.1f MB "

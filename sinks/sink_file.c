@@ -121,10 +121,7 @@ static void fsink_close(void *state)
 	free(s);
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.flags = PIPE_PLUGIN_BYTES,
 	.name = "file",
 	.summary = "write a pipe file",
@@ -133,5 +130,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = fsink_open,
 	.close = fsink_close,
 	.write = fsink_write,
-	.finish = fsink_finish,
-};
+	.finish = fsink_finish
+);

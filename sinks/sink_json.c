@@ -531,7 +531,7 @@ static void key_events(struct json *j, struct jout *o, int depth)
 	key(j, o, true, depth, "events");
 	jout_put(o, "[", 1);
 	for (i = 0; i < j->meta->nr_events; i++) {
-		const struct pipe_meta_event *e = &j->meta->events[i];
+		const struct pipe_meta_event *e = pipe_meta_event(j->meta, i);
 
 		delim(j, o, i > 0, depth + 1);
 		jout_put(o, "{", 1);
@@ -664,7 +664,7 @@ static void name_put(struct json *j, struct jout *o, const char *name)
 static void frame_put(struct json *j, struct jout *o, bool first,
 		      uint32_t pid, uint64_t ip, uint16_t cpumode)
 {
-	struct pipe_symbol sym;
+	struct pipe_symbol sym = PIPE_INIT(sym);
 
 	jout_lit_put(o, &j->lit.frame[first]);
 	jout_hex(o, ip);
@@ -714,7 +714,7 @@ static void callchain_put(struct json *j, struct jout *o,
 static void sample_put(struct json *j, const struct pipe_record *r)
 {
 	struct jout *o = &j->out;
-	struct pipe_sample s;
+	struct pipe_sample s = PIPE_INIT(s);
 
 	if (j->host->decode_sample(j->ctx, r, &s) < 0) {
 		j->bad++;
@@ -735,7 +735,7 @@ static void sample_put(struct json *j, const struct pipe_record *r)
 	callchain_put(j, o, &s);
 	jout_lit_put(o, &j->lit.event);
 	if (s.event < j->meta->nr_events)
-		jout_str(o, j->meta->events[s.event].name);
+		jout_str(o, pipe_meta_event(j->meta, s.event)->name);
 	else
 		jout_lit(o, "null");
 	if (s.sample_type & PERF_SAMPLE_PERIOD) {
@@ -1289,10 +1289,7 @@ static int json_finish(void *state)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.flags = PIPE_PLUGIN_SYMBOLS,
 	.name = "json",
 	.summary = "samples as JSON: perf data convert --to-json's layout, "
@@ -1304,5 +1301,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.start_sink = json_start,
 	.consume = json_consume,
 	.flush = json_flush,
-	.finish = json_finish,
-};
+	.finish = json_finish
+);

@@ -207,12 +207,6 @@ static const struct pipe_param report_params[] = {
 	  "output file (-: standard output)", NULL, 0, 0 },
 	{ "force", PIPE_PARAM_BOOL, 0, "off",
 	  "overwrite an existing output file", NULL, 0, 0 },
-	{ "demangle", PIPE_PARAM_BOOL, 0, "on",
-	  "demangle C++ and Rust names (applied by the host symbolizer)",
-	  NULL, 0, 0 },
-	{ "debug_dir", PIPE_PARAM_STR, 0, NULL,
-	  "another debug-file root, like /usr/lib/debug (host symbolizer)",
-	  NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -439,7 +433,7 @@ static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
 	uint32_t mode = (uint32_t)kernel | back << 1;
 	uint64_t h = mix(mix(ip, pid), mode);
 	struct rcache *c = &r->rcache[h & ((1u << RCACHE_BITS) - 1)];
-	struct pipe_symbol ps;
+	struct pipe_symbol ps = PIPE_INIT(ps);
 	uint32_t id;
 
 	if (c->gen == r->gen && c->ip == ip && c->pid == pid &&
@@ -670,7 +664,7 @@ static bool leaf_wanted(const struct report *r, uint32_t sym)
 
 static int add_sample(struct report *r, const struct pipe_record *rec)
 {
-	struct pipe_sample s;
+	struct pipe_sample s = PIPE_INIT(s);
 	struct row k, *row;
 	uint32_t comm, event, nr;
 	uint64_t period;
@@ -1272,8 +1266,8 @@ static const char *event_name(const struct report *r, uint32_t e)
 {
 	const struct pipe_meta *m = r->host->meta(r->ctx);
 
-	if (m && e < m->nr_events && m->events[e].name)
-		return m->events[e].name;
+	if (m && e < m->nr_events && pipe_meta_event(m, e)->name)
+		return pipe_meta_event(m, e)->name;
 	return "unknown";
 }
 
@@ -1675,10 +1669,7 @@ static int report_start(void *state)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.flags = PIPE_PLUGIN_SYMBOLS,
 	.name = "report",
 	.summary = "where the time went: a perf-report table, graphs, CSV, "
@@ -1689,5 +1680,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.close = report_close,
 	.start_sink = report_start,
 	.consume = report_consume,
-	.finish = report_finish,
-};
+	.finish = report_finish
+);
