@@ -68,6 +68,9 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TESTPLUGIN_SRCS := $(wildcard tests/plugins/*.c)
 TESTPLUGINS := $(TESTPLUGIN_SRCS:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
+# the SDK's example sinks, one folder each, built in-tree for the tests
+EXAMPLE_SRCS := $(wildcard examples/*/*.c)
+EXAMPLES := $(foreach s,$(EXAMPLE_SRCS),$(BUILD)/examples/$(basename $(notdir $(s))).so)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 
 .PHONY: all deps demo test check bench install clean plugins tests
@@ -121,14 +124,18 @@ $(BUILD)/plugins.conf: plugins.conf
 	@mkdir -p $(dir $@)
 	sed 's|build/plugins/|plugins/|' $< > $@
 
-tests: all $(UNIT_BINS) $(TESTPLUGINS) $(BUILD)/tests/workloads.stamp \
+tests: all $(UNIT_BINS) $(TESTPLUGINS) $(EXAMPLES) $(BUILD)/tests/workloads.stamp \
 	$(BUILD)/tests/fixtures.stamp
 
 $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c core/pipe_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
+
+$(BUILD)/examples/%.so: examples/*/%.c core/pipe_plugin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
 

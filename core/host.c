@@ -14,6 +14,7 @@
 #include "hostopts.h"
 #include "loader.h"
 #include "meta.h"
+#include "output.h"
 #include "params.h"
 #include "symbolizer.h"
 
@@ -332,6 +333,89 @@ static const char *h_thread_comm(struct pipe_ctx *ctx, uint32_t tid)
 	return symbolizer_comm(ctx->run->sym, tid);
 }
 
+static const struct pipe_symbol *h_frame_symbol(struct pipe_ctx *ctx,
+		const struct pipe_sample_view *v, uint32_t i)
+{
+	struct host_view *hv = &ctx->view;
+	struct pipe_symbol *sym = &hv->sym;
+
+	memset(sym, 0, sizeof(*sym));
+	sym->size = sizeof(*sym);
+	if (stage_ok(ctx, hv->live && v == &hv->v, "frame_symbol",
+		     "it takes the view handed to sample(), during that "
+		     "call") &&
+	    stage_ok(ctx, i < hv->v.nr_frames, "frame_symbol",
+		     "the frame index is past nr_frames")) {
+		symbolizer_set_demangle(ctx->run->sym, ctx->demangle);
+		symbolizer_resolve(ctx->run->sym, hv->s.pid,
+				   hv->frames[i] - hv->ret[i], hv->misc[i],
+				   sym);
+	}
+	if (!sym->name)
+		sym->name = "[unknown]";
+	if (!sym->dso)
+		sym->dso = "[unknown]";
+	if (!sym->dso_short)
+		sym->dso_short = "[unknown]";
+	return sym;
+}
+
+static FILE *h_arg_file(struct pipe_ctx *ctx, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; name && i < ctx->nr_outs; i++)
+		if (ctx->out_param[i] && !strcmp(ctx->out_param[i], name))
+			return output_file(ctx->outs[i]);
+	stage_ok(ctx, false, "arg_file", "it takes the name of a "
+		 "PIPE_PARAM_OUTPUT parameter");
+	return NULL;
+}
+
+/* Open an output under the rule; param names a PIPE_PARAM_OUTPUT
+ * parameter, NULL for open_output. */
+static int output_add(struct pipe_ctx *ctx, const char *path,
+		      const char *param)
+{
+	char hint[600]; /* the err keeps its first 255 bytes */
+	int ret;
+
+	snprintf(hint, sizeof(hint), "add force=on to overwrite it: -k "
+		 "%s:%s,force=on", ctx->name, path);
+	ret = output_open(&ctx->outs[ctx->nr_outs], path,
+			  args_int(ctx->args, "force"), hint, ctx->run->input,
+			  &ctx->err);
+	if (ret < 0)
+		return ret;
+	ctx->out_param[ctx->nr_outs++] = param;
+	return 0;
+}
+
+static int h_open_output(struct pipe_ctx *ctx, const char *path, FILE **out)
+{
+	int ret;
+
+	if (!stage_ok(ctx, out != NULL, "open_output",
+		      "its out argument is NULL"))
+		return -EINVAL;
+	*out = NULL;
+	if (!stage_ok(ctx, ctx->kind == PIPE_KIND_SINK &&
+		      (ctx->flags & PIPE_PLUGIN_OUTPUT), "open_output",
+		      "it needs PIPE_PLUGIN_OUTPUT in the descriptor's flags") ||
+	    !stage_ok(ctx, in_call(ctx, "open") || in_call(ctx, "start_sink"),
+		      "open_output", "outputs are opened in open() or "
+		      "start_sink()") ||
+	    !stage_ok(ctx, path != NULL, "open_output", "its path is NULL") ||
+	    !stage_ok(ctx, ctx->nr_outs < HOST_OUTPUTS_MAX, "open_output",
+		      "a sink opens at most 8 outputs"))
+		return -EINVAL;
+	ret = output_add(ctx, path, NULL);
+	if (ret < 0)
+		return ret;
+	*out = output_file(ctx->outs[ctx->nr_outs - 1]);
+	return 0;
+}
+
 const struct pipe_host host_table = {
 	.abi = PIPE_ABI,
 	.size = sizeof(struct pipe_host),
@@ -357,6 +441,9 @@ const struct pipe_host host_table = {
 	.command_exited = h_command_exited,
 	.symbolize = h_symbolize,
 	.thread_comm = h_thread_comm,
+	.frame_symbol = h_frame_symbol,
+	.arg_file = h_arg_file,
+	.open_output = h_open_output,
 };
 
 int inst_fail(struct inst *in, int ret, struct pipe_err *err)
@@ -496,6 +583,165 @@ int inst_finish(struct inst *in, struct pipe_err *err)
 	return call_end(in, in->p->finish(in->state), 0, err);
 }
 
+/* Room for n frames in the view's arrays. */
+static int view_reserve(struct host_view *hv, uint64_t n)
+{
+	uint64_t *f;
+	uint16_t *m;
+	uint8_t *r;
+
+	if (n <= hv->cap)
+		return 0;
+	if (n > UINT32_MAX / 2)
+		return -E2BIG;
+	f = realloc(hv->frames, n * sizeof(*f));
+	if (f)
+		hv->frames = f;
+	m = realloc(hv->misc, n * sizeof(*m));
+	if (m)
+		hv->misc = m;
+	r = realloc(hv->ret, n * sizeof(*r));
+	if (r)
+		hv->ret = r;
+	if (!f || !m || !r)
+		return -ENOMEM;
+	hv->cap = (uint32_t)n;
+	return 0;
+}
+
+/*
+ * The frames of a sample, leaf first: the callchain without its context
+ * markers, each entry with the cpumode of its context; the first address
+ * of a context is where it was interrupted, the others are return
+ * addresses.  Without a callchain, the ip alone.
+ */
+static int view_frames(struct host_view *hv)
+{
+	const struct pipe_sample *s = &hv->s;
+	uint16_t misc = s->misc;
+	uint32_t nr = 0;
+	bool seen_ip = false;
+	uint64_t i;
+	int ret;
+
+	ret = view_reserve(hv, s->nr_callchain + 1);
+	if (ret < 0)
+		return ret;
+	for (i = 0; i < s->nr_callchain; i++) {
+		uint64_t a = s->callchain[i];
+
+		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (a == (uint64_t)PERF_CONTEXT_KERNEL)
+				misc = PERF_RECORD_MISC_KERNEL;
+			else if (a == (uint64_t)PERF_CONTEXT_USER)
+				misc = PERF_RECORD_MISC_USER;
+			else
+				misc = PERF_RECORD_MISC_CPUMODE_UNKNOWN;
+			seen_ip = false;
+			continue;
+		}
+		hv->frames[nr] = a;
+		hv->misc[nr] = misc;
+		hv->ret[nr] = seen_ip && a > 0;
+		nr++;
+		seen_ip = true;
+	}
+	if (nr == 0) {
+		hv->frames[0] = s->ip;
+		hv->misc[0] = s->misc;
+		hv->ret[0] = 0;
+		nr = 1;
+	}
+	hv->v.frames = hv->frames;
+	hv->v.frame_misc = hv->misc;
+	hv->v.nr_frames = nr;
+	return 0;
+}
+
+/* Build the view of one sample; -EINVAL when it does not decode. */
+static int view_build(struct inst *in, const struct pipe_record *rec)
+{
+	struct host_view *hv = &in->ctx.view;
+	const struct pipe_meta_event *e;
+	const struct pipe_meta *m;
+
+	if (decode_sample(in->ctx.run->meta, rec, &hv->s) < 0)
+		return -EINVAL;
+	memset(&hv->v, 0, sizeof(hv->v));
+	hv->v.size = sizeof(hv->v);
+	hv->v.host = &host_table;
+	hv->v.ctx = &in->ctx;
+	hv->v.event = hv->s.event;
+	hv->v.rec = rec;
+	hv->v.sample = &hv->s;
+	m = meta_view(in->ctx.run->meta);
+	e = m && hv->s.event < m->nr_events ?
+		pipe_meta_event(m, hv->s.event) : NULL;
+	hv->v.event_name = e && e->name ? e->name : "";
+	hv->v.comm = in->ctx.run->sym ?
+		symbolizer_comm(in->ctx.run->sym, hv->s.tid) : "[unknown]";
+	return view_frames(hv);
+}
+
+int inst_records(struct inst *in, const struct pipe_batch *b,
+		 struct pipe_err *err)
+{
+	struct pipe_sideband sb;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++) {
+		const struct pipe_record *r = &b->recs[i];
+
+		if (r->hdr->type == PERF_RECORD_SAMPLE) {
+			if (!in->p->sample)
+				continue;
+			ret = view_build(in, r);
+			if (ret == -EINVAL)
+				continue; /* malformed: what consume sinks skip */
+			if (ret < 0)
+				return pipe_err_set(err, ret, "cannot build a "
+						    "sample view for %s: %s",
+						    in->ctx.what,
+						    strerror(-ret));
+			call_begin(in, "sample");
+			in->ctx.view.live = true;
+			ret = in->p->sample(in->state, &in->ctx.view.v);
+			in->ctx.view.live = false;
+			ret = call_end(in, ret, 0, err);
+		} else {
+			if (!in->p->sideband || decode_sideband(r, &sb) < 0)
+				continue;
+			sb.host = &host_table;
+			sb.ctx = &in->ctx;
+			call_begin(in, "sideband");
+			ret = call_end(in, in->p->sideband(in->state, &sb), 0,
+				       err);
+		}
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+int inst_outputs_end(struct inst *in, bool ok, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret, first = 0;
+
+	for (i = 0; i < in->ctx.nr_outs; i++) {
+		if (!ok) {
+			output_abort(in->ctx.outs[i]);
+			continue;
+		}
+		ret = output_commit(in->ctx.outs[i], err);
+		if (ret < 0 && !first)
+			first = ret;
+	}
+	in->ctx.nr_outs = 0;
+	return first;
+}
+
 int inst_train(struct inst *in, const void *samples, const size_t *sizes,
 	       uint32_t nr, void *dict, size_t cap, size_t *dict_len,
 	       struct pipe_err *err)
@@ -514,13 +760,40 @@ int inst_train(struct inst *in, const void *samples, const size_t *sizes,
 
 /* ---- opening ----------------------------------------------------------- */
 
-/* Parse the args (plus plugins.conf defaults) and call open. */
-static int inst_init(struct inst *in, const char *name, const char *defaults,
-		     const char *text, struct host_run *run,
-		     struct pipe_err *err)
+/* The files of the plugin's PIPE_PARAM_OUTPUT parameters (given or with
+ * a default), before its open sees them through arg_file. */
+static int outputs_open(struct inst *in, struct pipe_err *err)
 {
-	const struct pipe_param *tables[2];
-	uint32_t nr = 0;
+	const struct pipe_param *p;
+	const char *path;
+	int ret;
+
+	for (p = in->p->params; p && p->name; p++) {
+		if (p->type != PIPE_PARAM_OUTPUT)
+			continue;
+		path = args_str(in->ctx.args, p->name);
+		if (!path)
+			continue;
+		if (in->ctx.nr_outs == HOST_OUTPUTS_MAX)
+			return pipe_err_set(err, -EINVAL, "%s has more than %d "
+					    "outputs", in->ctx.what,
+					    HOST_OUTPUTS_MAX);
+		ret = output_add(&in->ctx, path, p->name);
+		if (ret < 0) {
+			*err = in->ctx.err;
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Parse the args (plus plugins.conf defaults) and call open. */
+static int inst_init(struct inst *in, const char *name, const char *path,
+		     const char *defaults, const char *text,
+		     struct host_run *run, struct pipe_err *err)
+{
+	const struct pipe_param *tables[1 + HOSTOPTS_MAX];
+	uint32_t nr;
 	int ret;
 
 	in->p = in->lp->plugin;
@@ -530,24 +803,35 @@ static int inst_init(struct inst *in, const char *name, const char *defaults,
 	in->ctx.flags = in->p->flags;
 	in->ctx.symbols = in->p->kind == PIPE_KIND_SINK &&
 			  (in->p->flags & PIPE_PLUGIN_SYMBOLS);
+	snprintf(in->ctx.name, sizeof(in->ctx.name), "%s",
+		 name ? name : path ? path : in->p->name);
 	snprintf(in->ctx.what, sizeof(in->ctx.what), "%s '%s'",
 		 loader_kind_name(in->p->kind), name ? name : in->p->name);
-	tables[nr++] = in->p->params;
-	tables[nr] = hostopts_table(in->p->kind, in->p->flags, NULL);
-	if (tables[nr])
-		nr++;
+	tables[0] = in->p->params;
+	nr = 1 + hostopts_tables(in->p->kind, in->p->flags, tables + 1, NULL);
 	ret = params_parse(&in->ctx.args, in->ctx.what, tables, nr, defaults,
 			   text, err);
 	if (ret < 0)
 		return ret;
 	if (in->ctx.flags & PIPE_PLUGIN_SYMBOLS)
 		in->ctx.demangle = args_int(in->ctx.args, "demangle");
+	ret = outputs_open(in, err);
+	if (ret < 0)
+		return ret;
+	if (in->p->state_size) {
+		in->alloc = calloc(1, in->p->state_size);
+		if (!in->alloc)
+			return pipe_err_set(err, -ENOMEM, "out of memory");
+		in->state = in->alloc;
+	}
+	if (!in->p->open)
+		return 0;
 	call_begin(in, "open");
 	ret = in->p->open(&host_table, &in->ctx, &in->state);
 	if (ret > 0)
 		/* a plugin that meant failure has freed its state: leak the
 		 * rest rather than close what may not exist */
-		in->state = NULL;
+		in->state = in->alloc;
 	return call_end(in, ret, 0, err);
 }
 
@@ -561,7 +845,7 @@ int inst_open_loaded(struct inst **out, struct loaded *lp, const char *text,
 		return -ENOMEM;
 	in->lp = lp;
 	in->borrowed_lp = true;
-	ret = inst_init(in, NULL, NULL, text, run, err);
+	ret = inst_init(in, NULL, NULL, NULL, text, run, err);
 	if (ret < 0) {
 		in->state = NULL;
 		inst_free(in);
@@ -618,8 +902,9 @@ int inst_open(struct inst **out, const struct conf *conf, uint32_t kind,
 	}
 	ret = resolve_plugin(&in->lp, &defaults, conf, kind, name, err);
 	if (ret == 0)
-		ret = inst_init(in, strchr(name, '/') ? NULL : name, defaults,
-				rest, run, err);
+		ret = inst_init(in, strchr(name, '/') ? NULL : name,
+				strchr(name, '/') ? name : NULL, defaults, rest,
+				run, err);
 	free(name);
 	if (ret < 0) {
 		in->state = NULL;
@@ -639,6 +924,11 @@ void inst_free(struct inst *in)
 		in->p->close(in->state);
 		in->ctx.call = NULL;
 	}
+	free(in->alloc);
+	inst_outputs_end(in, false, NULL);
+	free(in->ctx.view.frames);
+	free(in->ctx.view.misc);
+	free(in->ctx.view.ret);
 	args_free(in->ctx.args);
 	if (!in->borrowed_lp)
 		loader_close(in->lp);

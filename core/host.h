@@ -16,6 +16,7 @@
 
 struct args;
 struct conf;
+struct output;
 struct loaded;
 struct meta;
 struct symbolizer;
@@ -25,6 +26,7 @@ struct host_run {
 	struct meta *meta;           /* owned by whoever built it */
 	struct symbolizer *sym;      /* NULL until a sink asks */
 	char *const *command;        /* -- CMD, or NULL */
+	const char *input;           /* the file a byte source reads, or NULL */
 	int command_status;          /* wait status, -1 while none */
 	volatile bool interrupted;   /* SIGINT/SIGTERM seen */
 	bool quiet;                  /* -q */
@@ -32,9 +34,24 @@ struct host_run {
 	bool tty;                    /* stderr is a terminal */
 };
 
+#define HOST_OUTPUTS_MAX 8 /* open_output calls per instance */
+
+/* The frames of the sample view being delivered, and the view. */
+struct host_view {
+	struct pipe_sample_view v;   /* what the plugin sees */
+	struct pipe_sample s;        /* v.sample */
+	uint64_t *frames;            /* owned, cap entries */
+	uint16_t *misc;              /* owned, cap entries */
+	uint8_t *ret;                /* owned: 1 for return addresses */
+	uint32_t cap;
+	bool live;                   /* inside a sample() call */
+	struct pipe_symbol sym;      /* frame_symbol's answer */
+};
+
 struct pipe_ctx {
 	struct host_run *run;        /* borrowed */
 	struct args *args;           /* owned */
+	char name[256];              /* as the user gave it: "report", "./x.so" */
 	char what[160];              /* "sink 'report'" for messages */
 	const char *path;            /* the plugin's file, borrowed */
 	uint32_t kind;               /* enum pipe_kind */
@@ -45,12 +62,17 @@ struct pipe_ctx {
 	bool demangle;               /* symbolizer option demangle= */
 	struct pipe_err err;         /* the plugin's error, if any */
 	bool symbols;                /* a sink with PIPE_PLUGIN_SYMBOLS */
+	struct output *outs[HOST_OUTPUTS_MAX]; /* open_output's, owned */
+	const char *out_param[HOST_OUTPUTS_MAX]; /* its OUTPUT param, or NULL */
+	uint32_t nr_outs;
+	struct host_view view;       /* per-sample sinks */
 };
 
 struct inst {
 	struct loaded *lp;           /* owned unless `borrowed_lp` */
 	const struct pipe_plugin *p; /* borrowed from lp */
 	void *state;                 /* the plugin's, freed by its close */
+	void *alloc;                 /* state_size bytes we allocated */
 	struct pipe_ctx ctx;
 	bool borrowed_lp;            /* lp belongs to a cache */
 	char last_msg[512];          /* the error last handed out */
@@ -98,6 +120,14 @@ int inst_write(struct inst *in, const void *buf, size_t len,
 	       struct pipe_err *err);
 int inst_flush(struct inst *in, struct pipe_err *err);
 int inst_finish(struct inst *in, struct pipe_err *err);
+/* Per-record sinks: sample() for each sample, sideband() for each
+ * sideband record of the batch (records of other types are skipped). */
+int inst_records(struct inst *in, const struct pipe_batch *b,
+		 struct pipe_err *err);
+/* After finish: the run succeeded (ok), so the outputs the sink opened
+ * take their place; or it failed, so they are abandoned (output.h).
+ * Returns 0 or a negative errno with err set. */
+int inst_outputs_end(struct inst *in, bool ok, struct pipe_err *err);
 int inst_train(struct inst *in, const void *samples, const size_t *sizes,
 	       uint32_t nr, void *dict, size_t cap, size_t *dict_len,
 	       struct pipe_err *err);

@@ -53,23 +53,38 @@ static const struct pipe_param symbolizer_table[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
-const struct pipe_param *hostopts_table(uint32_t kind, uint32_t flags,
-					const char **title)
-{
-	const struct pipe_param *t = NULL;
-	const char *name = NULL;
+static const struct pipe_param output_table[] = {
+	{ "force", PIPE_PARAM_BOOL, 0, "off",
+	  "replace an existing output file (when the run succeeds)", NULL,
+	  0, 0 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
 
-	if (kind == PIPE_KIND_SOURCE && (flags & PIPE_PLUGIN_BYTES)) {
-		t = reader_table;
-		name = "reader options (every byte source)";
-	} else if (kind == PIPE_KIND_CODEC) {
-		t = writer_table;
-		name = "writer options (every codec)";
-	} else if (kind == PIPE_KIND_SINK && (flags & PIPE_PLUGIN_SYMBOLS)) {
-		t = symbolizer_table;
-		name = "symbolizer options (every sink that uses symbols)";
-	}
-	if (title)
-		*title = name;
-	return t;
+static void add(const struct pipe_param **tables, const char **titles,
+		uint32_t *n, const struct pipe_param *t, const char *title)
+{
+	tables[*n] = t;
+	if (titles)
+		titles[*n] = title;
+	(*n)++;
+}
+
+uint32_t hostopts_tables(uint32_t kind, uint32_t flags,
+			 const struct pipe_param **tables, const char **titles)
+{
+	uint32_t n = 0;
+
+	if (kind == PIPE_KIND_SOURCE && (flags & PIPE_PLUGIN_BYTES))
+		add(tables, titles, &n, reader_table,
+		    "reader options (every byte source)");
+	if (kind == PIPE_KIND_CODEC)
+		add(tables, titles, &n, writer_table,
+		    "writer options (every codec)");
+	if (kind == PIPE_KIND_SINK && (flags & PIPE_PLUGIN_SYMBOLS))
+		add(tables, titles, &n, symbolizer_table,
+		    "symbolizer options (every sink that uses symbols)");
+	if (kind == PIPE_KIND_SINK && (flags & PIPE_PLUGIN_OUTPUT))
+		add(tables, titles, &n, output_table,
+		    "output options (every sink that writes a file)");
+	return n;
 }

@@ -2,7 +2,8 @@
  * hostopts.h - the options the host parses for plugins, beside each
  * plugin's own table: reader options of byte sources (strict=, start=,
  * threads=, ...), writer options of codecs (block=, dict=, ...) and
- * symbolizer options of sinks that use symbols (demangle=, debug_dir=).
+ * symbolizer options of sinks that use symbols (demangle=, debug_dir=),
+ * and the output option of sinks that write a file (force=).
  * The core reads these, and only these, by name.
  */
 #ifndef PIPE_HOSTOPTS_H
@@ -12,13 +13,15 @@
 
 #include "pipe_plugin.h"
 
+#define HOSTOPTS_MAX 2 /* tables for one plugin, at most */
+
 /*
- * The host table for a plugin of this kind and flags (NULL-terminated,
- * static), or NULL when the host parses nothing for it.  *title (may be
- * NULL) is set to its heading for `pipe help`, as "reader options (every
- * byte source)".
+ * The host tables for a plugin of this kind and flags (NULL-terminated,
+ * static) into tables[HOSTOPTS_MAX], and their headings for `pipe help`
+ * ("reader options (every byte source)") into titles[HOSTOPTS_MAX] (may
+ * be NULL).  Returns how many.
  */
-const struct pipe_param *hostopts_table(uint32_t kind, uint32_t flags,
-					const char **title);
+uint32_t hostopts_tables(uint32_t kind, uint32_t flags,
+			 const struct pipe_param **tables, const char **titles);
 
 #endif

@@ -26,11 +26,13 @@
 #include "trust.h"
 
 /* Every plugin of ABI 2.0 has at least this many descriptor bytes. */
-#define LOADER_SIZE_V2_0                        \
-	(offsetof(struct pipe_plugin, finish) + \
-	 sizeof(((struct pipe_plugin *)0)->finish))
+#define LOADER_SIZE_V2_0                          \
+	(offsetof(struct pipe_plugin, sideband) + \
+	 sizeof(((struct pipe_plugin *)0)->sideband))
 /* ... and parameter entries of at least this many bytes. */
 #define LOADER_PARAM_V2_0 (offsetof(struct pipe_param, max) + sizeof(int64_t))
+/* A host-allocated state larger than this is a mistake. */
+#define LOADER_STATE_MAX (1u << 30)
 /* Tables longer than this are not tables (a missing terminator). */
 #define LOADER_PARAMS_MAX 256
 
@@ -175,10 +177,6 @@ static const char *ops_missing(const struct pipe_plugin *p,
 	bool bytes = p->flags & PIPE_PLUGIN_BYTES;
 
 	*shape = loader_kind_name(p->kind);
-	if (!p->open)
-		return "open";
-	if (!p->close)
-		return "close";
 	switch (p->kind) {
 	case PIPE_KIND_SOURCE:
 		*shape = bytes ? "byte source" : "record source";
@@ -189,12 +187,13 @@ static const char *ops_missing(const struct pipe_plugin *p,
 		return !p->bound ? "bound" : !p->compress ? "compress" :
 			!p->decompress ? "decompress" : NULL;
 	default:
-		if (!p->consume && !p->write)
+		if (!p->consume && !p->write && !p->sample && !p->sideband)
 			return "consume' or 'write";
 		*shape = bytes ? "byte sink" : "record sink";
 		if (bytes)
 			return !p->write ? "write" : NULL;
-		return !p->consume ? "consume" : NULL;
+		return !p->consume && !p->sample && !p->sideband ?
+			"consume" : NULL;
 	}
 }
 
@@ -221,9 +220,10 @@ static int codec_id_check(const struct pipe_plugin *p, const char *path,
 static int params_copy(struct loaded *l, const struct pipe_plugin *p,
 		       const char *what, struct pipe_err *err)
 {
-	const struct pipe_param *host, *h;
-	const char *title;
+	const struct pipe_param *host[HOSTOPTS_MAX], *h;
+	const char *title[HOSTOPTS_MAX];
 	size_t n = 0, i, esz = p->param_size;
+	uint32_t nr_host, t;
 	int ret;
 
 	if (!p->params)
@@ -246,19 +246,23 @@ static int params_copy(struct loaded *l, const struct pipe_plugin *p,
 	ret = params_check_table(l->params, what, err);
 	if (ret < 0)
 		return ret;
-	host = hostopts_table(p->kind, p->flags, &title);
-	for (i = 0; host && i < n; i++) {
-		for (h = host; h->name; h++) {
-			if (strcmp(h->name, l->params[i].name))
-				continue;
-			pipe_err_set(err, -EINVAL, "%s declares parameter "
-				     "'%s', which the host parses for every "
-				     "%s", what, h->name,
-				     loader_kind_name(p->kind));
-			pipe_err_hint(err, "drop it from the table and read "
-				      "it with host->arg_*: see the %s in "
-				      "'pipe help'", title);
-			return -EINVAL;
+	nr_host = hostopts_tables(p->kind, p->flags, host, title);
+	for (t = 0; t < nr_host; t++) {
+		for (i = 0; i < n; i++) {
+			for (h = host[t]; h->name; h++) {
+				if (strcmp(h->name, l->params[i].name))
+					continue;
+				pipe_err_set(err, -EINVAL, "%s declares "
+					     "parameter '%s', which the host "
+					     "parses for every %s", what,
+					     h->name,
+					     loader_kind_name(p->kind));
+				pipe_err_hint(err, "drop it from the table and "
+					      "read it with host->arg_*: see "
+					      "the %s in 'pipe help'",
+					      title[t]);
+				return -EINVAL;
+			}
 		}
 	}
 	return 0;
@@ -270,6 +274,7 @@ static int plugin_check(struct loaded *l, const char *path,
 	const struct pipe_plugin *p = l->plugin;
 	const char *missing, *shape;
 	char what[4200];
+	uint32_t i;
 	int ret;
 
 	if (p->kind < PIPE_KIND_SOURCE || p->kind > PIPE_KIND_SINK) {
@@ -294,6 +299,14 @@ static int plugin_check(struct loaded *l, const char *path,
 			      "'-'");
 		return -EINVAL;
 	}
+	if (p->kind == PIPE_KIND_SINK && p->consume &&
+	    (p->sample || p->sideband)) {
+		pipe_err_set(err, -EINVAL, "plugin '%s' has both 'consume' "
+			     "and 'sample' or 'sideband'", path);
+		pipe_err_hint(err, "a record sink takes batches (consume) or "
+			      "single records (sample, sideband), not both");
+		return -EINVAL;
+	}
 	missing = ops_missing(p, &shape);
 	if (missing) {
 		pipe_err_set(err, -EINVAL, "plugin '%s' is a %s without '%s'",
@@ -308,8 +321,19 @@ static int plugin_check(struct loaded *l, const char *path,
 	if (ret < 0)
 		return ret;
 	snprintf(what, sizeof(what), "plugin '%s'", path);
+	if (p->state_size > LOADER_STATE_MAX)
+		return pipe_err_set(err, -EINVAL, "plugin '%s' asks for a "
+				    "%llu-byte state, more than %u", path,
+				    (unsigned long long)p->state_size,
+				    LOADER_STATE_MAX);
 	/* desc.params still points into the .so: replace it by our copy */
-	return params_copy(l, &l->desc, what, err);
+	ret = params_copy(l, &l->desc, what, err);
+	if (ret < 0)
+		return ret;
+	for (i = 0; l->params && l->params[i].name; i++)
+		if (l->params[i].type == PIPE_PARAM_OUTPUT)
+			l->desc.flags |= PIPE_PLUGIN_OUTPUT;
+	return 0;
 }
 
 int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
@@ -367,6 +391,10 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	memcpy(&l->desc, so, so->size < sizeof(l->desc) ? so->size :
 	       sizeof(l->desc));
 	l->plugin = &l->desc;
+	/* per-sample sinks get comm and symbols: the host keeps process
+	 * state for them */
+	if (l->desc.kind == PIPE_KIND_SINK && l->desc.sample)
+		l->desc.flags |= PIPE_PLUGIN_SYMBOLS;
 	ret = plugin_check(l, path, expect_kind, err);
 	if (ret < 0)
 		goto out_free;

@@ -187,18 +187,19 @@ static struct conf *load_conf(bool quiet)
 static int conf_args_check(const struct conf_entry *e, const struct loaded *lp,
 			   struct pipe_err *err)
 {
-	const struct pipe_param *tables[2] = { lp->plugin->params, NULL };
+	const struct pipe_param *tables[1 + HOSTOPTS_MAX] = { lp->plugin->params };
 	struct args *a;
 	char what[160];
+	uint32_t nr;
 	int ret;
 
 	if (!e->args)
 		return 0;
-	tables[1] = hostopts_table(lp->plugin->kind, lp->plugin->flags, NULL);
+	nr = 1 + hostopts_tables(lp->plugin->kind, lp->plugin->flags,
+				 tables + 1, NULL);
 	snprintf(what, sizeof(what), "%s '%s'", loader_kind_name(e->kind),
 		 e->name);
-	ret = params_parse(&a, what, tables, tables[1] ? 2 : 1, e->args,
-			   NULL, err);
+	ret = params_parse(&a, what, tables, nr, e->args, NULL, err);
 	if (ret == 0)
 		args_free(a);
 	return ret;
@@ -238,18 +239,19 @@ static void help_plugin(const struct loaded *lp, const char *name,
 			const char *path)
 {
 	const struct pipe_plugin *p = lp->plugin;
-	const struct pipe_param *host;
-	const char *title;
+	const struct pipe_param *host[HOSTOPTS_MAX];
+	const char *title[HOSTOPTS_MAX];
+	uint32_t nr, i;
 
 	printf("%s %s%s%s%s: %s\n", loader_kind_name(p->kind), name,
 	       path ? " (" : "", path ? path : "", path ? ")" : "",
 	       p->summary ? p->summary : "");
 	if (p->params && p->params[0].name)
 		params_help(stdout, p->params);
-	host = hostopts_table(p->kind, p->flags, &title);
-	if (host) {
-		printf("  %s:\n", title);
-		params_help(stdout, host);
+	nr = hostopts_tables(p->kind, p->flags, host, title);
+	for (i = 0; i < nr; i++) {
+		printf("  %s:\n", title[i]);
+		params_help(stdout, host[i]);
 	}
 	printf("\n");
 }

@@ -45,6 +45,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <linux/perf_event.h>
 
 #ifdef __cplusplus
@@ -89,6 +90,8 @@ enum pipe_plugin_flags {
 	PIPE_PLUGIN_BYTES = 1 << 0,   /* byte source or byte sink */
 	PIPE_PLUGIN_SYMBOLS = 1 << 1, /* sink: host keeps process state */
 	PIPE_PLUGIN_LIVE = 1 << 2,    /* source: records live, takes -- CMD */
+	PIPE_PLUGIN_OUTPUT = 1 << 3,  /* sink: calls open_output (implied by
+					 a PIPE_PARAM_OUTPUT parameter) */
 };
 
 /*
@@ -123,6 +126,7 @@ enum pipe_param_type {
 	PIPE_PARAM_DURATION = 5, /* s/ms/us/ns suffixes (bare: s); in ns */
 	PIPE_PARAM_ENUM = 6,     /* one of `choices` "a|b|c"; arg_int: index */
 	PIPE_PARAM_LIST = 7,     /* items joined by '+'; see arg_list */
+	PIPE_PARAM_OUTPUT = 8,   /* an output file the host opens: arg_file */
 };
 
 enum pipe_param_flags {
@@ -142,6 +146,35 @@ struct pipe_param {
 	int64_t min;         /* INT/SIZE/DURATION lower bound (both 0: none) */
 	int64_t max;         /* INT/SIZE/DURATION upper bound */
 };
+
+/*
+ * Table entries, so a table reads as a list of typed parameters:
+ *
+ *   static const struct pipe_param params[] = {
+ *	PIPE_P_STR("path", PIPE_PARAM_POSITIONAL, "-", "output file"),
+ *	PIPE_P_BOOL("header", "on", "print a header line"),
+ *	PIPE_P_END,
+ *   };
+ */
+#define PIPE_P_STR(name, flags, def, help) \
+	{ (name), PIPE_PARAM_STR, (flags), (def), (help), NULL, 0, 0 }
+#define PIPE_P_INT(name, flags, def, min, max, help) \
+	{ (name), PIPE_PARAM_INT, (flags), (def), (help), NULL, (min), (max) }
+#define PIPE_P_BOOL(name, def, help) \
+	{ (name), PIPE_PARAM_BOOL, 0, (def), (help), NULL, 0, 0 }
+#define PIPE_P_SIZE(name, def, min, max, help) \
+	{ (name), PIPE_PARAM_SIZE, 0, (def), (help), NULL, (min), (max) }
+#define PIPE_P_DURATION(name, def, min, max, help) \
+	{ (name), PIPE_PARAM_DURATION, 0, (def), (help), NULL, (min), (max) }
+#define PIPE_P_ENUM(name, def, choices, help) \
+	{ (name), PIPE_PARAM_ENUM, 0, (def), (help), (choices), 0, 0 }
+#define PIPE_P_LIST(name, help) \
+	{ (name), PIPE_PARAM_LIST, 0, NULL, (help), NULL, 0, 0 }
+/* positional: `-k csv:out.csv`; the host opens it (see arg_file) */
+#define PIPE_P_OUTPUT(name, def, help) \
+	{ (name), PIPE_PARAM_OUTPUT, PIPE_PARAM_POSITIONAL, (def), (help), \
+	  NULL, 0, 0 }
+#define PIPE_P_END { NULL, 0, 0, NULL, NULL, NULL, 0, 0 }
 
 /* Opaque per-instance handle the host passes to every host call. */
 struct pipe_ctx;
@@ -265,6 +298,63 @@ struct pipe_symbol {
 	uint64_t offset;     /* ip - symbol start; or ip's offset in the dso */
 };
 
+struct pipe_host;
+
+/*
+ * One sample as a per-sample sink sees it (its `sample` function): the
+ * decoded fields, the thread's command, and the frames, symbolized only
+ * when asked (host->frame_symbol).  Everything is borrowed until the call
+ * returns.  The host's struct: read fields added later with PIPE_HAS.
+ */
+struct pipe_sample_view {
+	uint32_t size;                    /* sizeof at the host's build */
+	uint32_t event;                   /* index in meta events */
+	const struct pipe_host *host;     /* for host calls from `sample` */
+	struct pipe_ctx *ctx;             /* the instance, for host calls */
+	const struct pipe_record *rec;    /* the record itself */
+	const struct pipe_sample *sample; /* its decoded fields */
+	const char *event_name;           /* "cpu-clock", never NULL */
+	const char *comm;                 /* the thread's command, never NULL */
+	const uint64_t *frames;           /* leaf first: the callchain, or ip */
+	const uint16_t *frame_misc;       /* cpumode of each frame */
+	uint32_t nr_frames;               /* at least 1 */
+	uint32_t reserved;
+};
+
+/* Sideband records, decoded by the host (`sideband` function). */
+enum pipe_sideband_type {
+	PIPE_SB_COMM = 1,       /* a thread's command name changed */
+	PIPE_SB_MMAP = 2,       /* an executable or file mapping (MMAP, MMAP2) */
+	PIPE_SB_FORK = 3,       /* a process or thread was created */
+	PIPE_SB_EXIT = 4,       /* a process or thread ended */
+	PIPE_SB_LOST = 5,       /* the kernel dropped records (LOST, LOST_SAMPLES) */
+	PIPE_SB_THROTTLE = 6,   /* sampling throttled */
+	PIPE_SB_UNTHROTTLE = 7, /* sampling resumed */
+};
+
+/* One decoded sideband record; fields not of its type are 0 or NULL.
+ * Strings are NUL-terminated, borrowed until the call returns. */
+struct pipe_sideband {
+	uint32_t size;                 /* sizeof at the host's build */
+	uint32_t type;                 /* enum pipe_sideband_type */
+	const struct pipe_host *host;  /* for host calls from `sideband` */
+	struct pipe_ctx *ctx;          /* the instance, for host calls */
+	const struct pipe_record *rec; /* the record itself */
+	uint64_t time;                 /* ns; 0: unknown */
+	uint32_t pid, tid;             /* COMM, MMAP; FORK, EXIT: the child */
+	uint32_t ppid, ptid;           /* FORK, EXIT: the parent */
+	const char *comm;              /* COMM: the new name */
+	uint32_t exec;                 /* COMM: 1 when set by exec */
+	uint32_t prot;                 /* MMAP: PROT_* (MMAP2 only; else 0) */
+	uint64_t addr, len, pgoff;     /* MMAP: the mapping */
+	const char *filename;          /* MMAP: the mapped file */
+	const uint8_t *build_id;       /* MMAP2 with a build-id, else NULL */
+	uint32_t build_id_size;        /* its bytes */
+	uint32_t reserved;
+	uint64_t lost;                 /* LOST: how many records */
+	uint64_t id;                   /* LOST, THROTTLE: the sample id */
+};
+
 enum pipe_log_level {
 	PIPE_LOG_ERROR = 0, /* printed always */
 	PIPE_LOG_WARN = 1,  /* printed always, "warning: " */
@@ -349,6 +439,33 @@ struct pipe_host {
 			 uint16_t misc, struct pipe_symbol *out);
 	/* The command name of thread tid ("[unknown]", never NULL). */
 	const char *(*thread_comm)(struct pipe_ctx *ctx, uint32_t tid);
+
+	/*
+	 * Per-sample sinks, in `sample`: frame i of the view, resolved as
+	 * symbolize does with the frame's cpumode (a return address is
+	 * looked up one byte back, inside its call).  Never NULL; the
+	 * struct is the host's (read later fields with PIPE_HAS) and lives
+	 * until `sample` returns; name, dso and dso_short are "[unknown]"
+	 * rather than NULL, and flags say whether it was resolved.
+	 */
+	const struct pipe_symbol *(*frame_symbol)(struct pipe_ctx *ctx,
+			const struct pipe_sample_view *v, uint32_t i);
+
+	/* The output file of a PIPE_PARAM_OUTPUT parameter, opened by the
+	 * host under the rules of open_output before `open`; the host's:
+	 * never fclose it.  NULL for another name. */
+	FILE *(*arg_file)(struct pipe_ctx *ctx, const char *name);
+
+	/*
+	 * Sinks with PIPE_PLUGIN_OUTPUT, in open: the output file `path`
+	 * under pipe's rule: "-" is standard output; an existing file is
+	 * refused unless the user gave force=on (a host option of these
+	 * sinks), and then replaced only when the run succeeds; the file the
+	 * run reads is refused.  *out is the host's: write to it (or to
+	 * fileno(*out)), never fclose it; the host flushes and closes it
+	 * after finish.  Returns 0 or a negative errno with the message set.
+	 */
+	int (*open_output)(struct pipe_ctx *ctx, const char *path, FILE **out);
 };
 
 /*
@@ -372,10 +489,14 @@ struct pipe_plugin {
 	const struct pipe_param *params;  /* ends with name == NULL, or NULL */
 	uint32_t param_size;              /* sizeof(struct pipe_param), macros */
 	uint32_t codec_id;                /* codec: enum pipe_codec_id */
+	uint64_t state_size;              /* >0: the host allocates the state */
 
-	/* Every kind.  `open` keeps `host` and `ctx` for later calls; when
-	 * it fails it frees whatever it allocated (close is not called).
-	 * After a successful open, close comes last, also after failures. */
+	/* Every kind, both optional.  With state_size, the host allocates
+	 * that many zeroed bytes as the state before `open` (*state points
+	 * to them) and frees them after `close`; else `open` sets *state.
+	 * `open` keeps `host` and `ctx` for later calls; when it fails it
+	 * frees whatever it allocated (close is not called).  After a
+	 * successful open, close comes last, also after failures. */
 	int (*open)(const struct pipe_host *host, struct pipe_ctx *ctx,
 		    void **state);
 	void (*close)(void *state);
@@ -421,6 +542,15 @@ struct pipe_plugin {
 	int (*write)(void *state, const void *buf, size_t len);
 	int (*flush)(void *state);
 	int (*finish)(void *state);
+
+	/*
+	 * Per-record sinks (a record sink has `consume`, or these): `sample`
+	 * gets every sample, `sideband` every comm, mmap, fork, exit, lost
+	 * and throttle record, in time order.  The host keeps process state
+	 * for them as for PIPE_PLUGIN_SYMBOLS (comm, frame_symbol).
+	 */
+	int (*sample)(void *state, const struct pipe_sample_view *v);
+	int (*sideband)(void *state, const struct pipe_sideband *sb);
 };
 
 /* The one symbol a plugin exports. */

@@ -123,11 +123,12 @@ static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
 		struct inst *s = pl->sinks[i];
 		bool sym = s->p->flags & PIPE_PLUGIN_SYMBOLS;
 
-		if (!s->p->consume || (s->p->flags & PIPE_PLUGIN_BYTES))
+		if (s->p->flags & PIPE_PLUGIN_BYTES)
 			continue;
 		if (sym != symbols_only)
 			continue;
-		ret = inst_consume(s, b, err);
+		ret = s->p->consume ? inst_consume(s, b, err) :
+				      inst_records(s, b, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -867,26 +868,31 @@ static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 }
 
 /*
- * Finish every sink.  After a failure (`failed`) the pipe file keeps the
- * blocks written so far but gets no trailer: it must not read as a
- * complete recording (docs/reliability.md).
+ * End every sink's output.  After a successful run (ok), the files they
+ * opened with open_output take their place once every finish succeeded;
+ * otherwise (a failed or interrupted run) the pipe file keeps the blocks
+ * written so far but gets no trailer, so it does not read as a complete
+ * recording, and the outputs are abandoned when the sinks are freed.
  */
-static int finish_sinks(struct pipeline *pl, bool failed,
-			struct pipe_err *err)
+static int finish_sinks(struct pipeline *pl, bool ok, struct pipe_err *err)
 {
+	struct pipe_err e2;
 	uint32_t i;
 	int ret, first = 0;
 
 	if (pl->writer) {
-		ret = failed ? cwriter_cut(pl->writer, err) :
-			       cwriter_finish(pl->writer, err);
+		ret = ok ? cwriter_finish(pl->writer, err) :
+			   cwriter_cut(pl->writer, err);
 		if (ret < 0)
 			first = ret;
 	}
 	for (i = 0; i < pl->nr_sinks; i++) {
-		struct pipe_err e2;
-
 		ret = inst_finish(pl->sinks[i], first ? &e2 : err);
+		if (ret < 0 && !first)
+			first = ret;
+	}
+	for (i = 0; ok && !first && i < pl->nr_sinks; i++) {
+		ret = inst_outputs_end(pl->sinks[i], true, first ? &e2 : err);
 		if (ret < 0 && !first)
 			first = ret;
 	}
@@ -1010,6 +1016,8 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		pl.hr.command_status = 2 << 8; /* usage */
 		goto out;
 	}
+	if (pl.src->p->flags & PIPE_PLUGIN_BYTES)
+		pl.hr.input = inst_subject(pl.src);
 	ret = open_sinks(&pl, err);
 	if (ret < 0)
 		goto out;
@@ -1041,15 +1049,20 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		struct pipe_err e2;
 
 		status_clear(&pl);
-		finish_sinks(&pl, true, &e2);
+		finish_sinks(&pl, false, &e2);
 		goto out;
 	}
 	status_clear(&pl);
 	/* an interrupted read: the outputs have what was read, a pipe file
-	 * is cut (no trailer), and the exit status says so (128+N) */
-	ret = finish_sinks(&pl, pl.cut_signo != 0, err);
+	 * is cut (no trailer), an existing file is not replaced by them, and
+	 * the exit status says so (128+N) */
+	ret = finish_sinks(&pl, pl.cut_signo == 0, err);
 	if (ret == 0 && pl.cut_signo)
 		say_cut(&pl);
+	/* sinks print there; a full disk or a closed pipe is an error */
+	if (ret == 0 && (fflush(stdout) == EOF || ferror(stdout)))
+		ret = pipe_err_set(err, -EIO, "cannot write to standard output: "
+				   "%s", strerror(errno ? errno : EIO));
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
 		print_summary(&pl);
 out:

@@ -13,6 +13,7 @@
 #include "err.h"
 #include "host.h"
 #include "meta.h"
+#include "output.h"
 #include "params.h"
 #include "run.h"
 #include "train.h"
@@ -141,37 +142,21 @@ static int train_batch(void *opaque, const struct meta *m,
 static int write_dict(const struct train_opts *o, const void *dict,
 		      size_t len, struct pipe_err *err)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
-		    (o->force ? O_TRUNC : O_EXCL);
-	int fd = open(o->output, flags, 0644);
-	const uint8_t *p = dict;
+	struct output *out;
+	int ret;
 
-	if (fd < 0 && errno == EEXIST) {
-		pipe_err_set(err, -EEXIST, "output '%s' already exists", o->output);
-		pipe_err_hint(err, "add --force to overwrite it");
-		return -EEXIST;
+	ret = output_open(&out, o->output, o->force,
+			  "add --force to overwrite it", NULL, err);
+	if (ret < 0)
+		return ret;
+	if (fwrite(dict, 1, len, output_file(out)) != len) {
+		ret = pipe_err_set(err, -errno ? -errno : -EIO,
+				   "cannot write '%s': %s", o->output,
+				   strerror(errno ? errno : EIO));
+		output_abort(out);
+		return ret;
 	}
-	if (fd < 0)
-		return pipe_err_set(err, -errno, "cannot create '%s': %s",
-				    o->output, strerror(errno));
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			unlink(o->output);
-			return pipe_err_set(err, -e, "cannot write '%s': %s",
-					    o->output, strerror(e));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return close(fd) < 0 ? pipe_err_set(err, -errno, "cannot write '%s': %s",
-					    o->output, strerror(errno)) : 0;
+	return output_commit(out, err);
 }
 
 static void trainer_release(struct trainer *t)

@@ -112,8 +112,6 @@ struct json {
 static const struct pipe_param json_params[] = {
 	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL, "-",
 	  "output file; - writes standard output", NULL, 0, 0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "replace an existing output file", NULL, 0, 0 },
 	{ "format", PIPE_PARAM_ENUM, 0, "perf",
 	  "perf: the layout of perf data convert --to-json; lines: one "
 	  "object per line", "perf|lines", 0, 0 },
@@ -1015,30 +1013,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The host's output file; written through its fd with our own buffer. */
 static int json_open_output(struct json *j)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	FILE *f;
+	int ret = j->host->open_output(j->ctx, j->path, &f);
 
-	if (!strcmp(j->path, "-")) {
-		j->out.fd = STDOUT_FILENO;
-		j->streaming = !is_regular(j->out.fd);
-		return 0;
-	}
-	flags |= j->host->arg_int(j->ctx, "force") ? O_TRUNC : O_EXCL;
-	j->out.fd = open(j->path, flags, 0644);
-	if (j->out.fd >= 0) {
-		j->streaming = !is_regular(j->out.fd);
-		return 0;
-	}
-	if (errno == EEXIST) {
-		j->host->error(j->ctx, "output '%s' already exists", j->path);
-		j->host->hint(j->ctx, "add force=on to overwrite it: "
-			      "-k json:%s,force=on", j->path);
-		return -EEXIST;
-	}
-	j->host->error(j->ctx, "cannot create '%s': %s", j->path,
-		       strerror(errno));
-	return -errno;
+	if (ret < 0)
+		return ret;
+	j->out.fd = fileno(f);
+	j->streaming = !is_regular(j->out.fd);
+	return 0;
 }
 
 /* Where O_TMPFILE is not supported: a named file, unlinked at once. */
@@ -1100,8 +1085,6 @@ static void json_close(void *state)
 
 	if (!j)
 		return;
-	if (j->out.fd > STDERR_FILENO)
-		close(j->out.fd);
 	if (j->side.fd >= 0)
 		close(j->side.fd);
 	free(j->out.buf);
@@ -1290,7 +1273,7 @@ static int json_finish(void *state)
 }
 
 PIPE_PLUGIN_SINK(
-	.flags = PIPE_PLUGIN_SYMBOLS,
+	.flags = PIPE_PLUGIN_SYMBOLS | PIPE_PLUGIN_OUTPUT,
 	.name = "json",
 	.summary = "samples as JSON: perf data convert --to-json's layout, "
 		   "or JSON lines",

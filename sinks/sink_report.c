@@ -147,15 +147,13 @@ struct report {
 	enum graph graph;
 	enum format format;
 	const char *output;
-	bool force;
 	const char *const *f_comm, *const *f_dso, *const *f_sym;
 	uint32_t nr_f_comm, nr_f_dso, nr_f_sym;
 	uint32_t *f_pid;
 	uint32_t nr_f_pid;
 	bool need_chains;
 	/* state */
-	FILE *out;
-	bool out_owned;
+	FILE *out;         /* the host's output: never closed here */
 	struct vec strs;   /* struct str: comms and dsos */
 	struct htab strs_h;
 	struct vec syms;   /* struct sym */
@@ -205,8 +203,6 @@ static const struct pipe_param report_params[] = {
 	  "text|csv|folded", 0, 0 },
 	{ "output", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL, "-",
 	  "output file (-: standard output)", NULL, 0, 0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "overwrite an existing output file", NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -1533,49 +1529,12 @@ static int parse_filters(struct report *r)
 	return 0;
 }
 
-static int open_output(struct report *r)
-{
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC, fd;
-
-	if (strcmp(r->output, "-") == 0) {
-		r->out = stdout;
-		return 0;
-	}
-	flags |= r->force ? O_TRUNC : O_EXCL;
-	fd = open(r->output, flags, 0644);
-	if (fd < 0) {
-		int e = errno;
-
-		if (e == EEXIST) {
-			r->host->error(r->ctx, "output '%s' already exists",
-				       r->output);
-			r->host->hint(r->ctx, "add force=on to overwrite it: "
-				      "-k report:%s,force=on", r->output);
-		} else {
-			r->host->error(r->ctx, "cannot create '%s': %s",
-				       r->output, strerror(e));
-		}
-		return -e;
-	}
-	r->out = fdopen(fd, "w");
-	if (!r->out) {
-		r->host->error(r->ctx, "cannot open '%s': %s", r->output,
-			       strerror(errno));
-		close(fd);
-		return -ENOMEM;
-	}
-	r->out_owned = true;
-	return 0;
-}
-
 static void report_close(void *state)
 {
 	struct report *r = state;
 
 	if (!r)
 		return;
-	if (r->out_owned)
-		fclose(r->out);
 	free(r->strs.items);
 	free(r->strs_h.slots);
 	free(r->syms.items);
@@ -1634,7 +1593,6 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	r->graph = (enum graph)host->arg_int(ctx, "graph");
 	r->format = (enum format)host->arg_int(ctx, "format");
 	r->output = host->arg_str(ctx, "output");
-	r->force = host->arg_int(ctx, "force");
 	r->need_chains = r->children || r->format == FORMAT_FOLDED ||
 			 (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT);
 	r->rcache = calloc(1u << RCACHE_BITS, sizeof(*r->rcache));
@@ -1643,7 +1601,7 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = open_output(r);
+	ret = host->open_output(ctx, r->output, &r->out);
 	if (ret < 0)
 		goto fail;
 	*state = r;
@@ -1670,7 +1628,7 @@ static int report_start(void *state)
 }
 
 PIPE_PLUGIN_SINK(
-	.flags = PIPE_PLUGIN_SYMBOLS,
+	.flags = PIPE_PLUGIN_SYMBOLS | PIPE_PLUGIN_OUTPUT,
 	.name = "report",
 	.summary = "where the time went: a perf-report table, graphs, CSV, "
 		   "folded stacks",

@@ -18,6 +18,8 @@ enum breach {
 	BREACH_SYMBOLS_IGNORED, /* the same, carrying on regardless */
 	BREACH_CONSUME_POSITIVE, /* consume returns 7 */
 	BREACH_NO_SIZE,         /* decode_sample with out->size 0 */
+	BREACH_OUTPUT_NO_FLAG,  /* open_output without PIPE_PLUGIN_OUTPUT */
+	BREACH_FRAME_OUTSIDE,   /* frame_symbol outside sample() */
 };
 
 struct bsink {
@@ -30,7 +32,8 @@ static const struct pipe_param bsink_params[] = {
 	{ .name = "breach", .type = PIPE_PARAM_ENUM,
 	  .flags = PIPE_PARAM_POSITIONAL, .def = "none",
 	  .choices = "none|open_positive|meta_in_open|decode_in_open|"
-		     "symbols|symbols_ignored|consume_positive|no_size",
+		     "symbols|symbols_ignored|consume_positive|no_size|"
+		     "output_no_flag|frame_outside",
 	  .help = "which rule to break" },
 	{ 0 },
 };
@@ -41,6 +44,7 @@ static int bsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	struct bsink *s = calloc(1, sizeof(*s));
 	struct pipe_record rec = { 0 };
 	struct pipe_sample smp = PIPE_INIT(smp);
+	FILE *f;
 	int ret;
 
 	if (!s)
@@ -57,6 +61,9 @@ static int bsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		break;
 	case BREACH_DECODE_IN_OPEN:
 		ret = host->decode_sample(ctx, &rec, &smp);
+		break;
+	case BREACH_OUTPUT_NO_FLAG:
+		ret = host->open_output(ctx, "out.txt", &f);
 		break;
 	default:
 		return 0;
@@ -90,6 +97,9 @@ static int bsink_consume(void *state, const struct pipe_batch *b)
 		return 7;
 	case BREACH_NO_SIZE:
 		return s->host->decode_sample(s->ctx, &b->recs[0], &smp);
+	case BREACH_FRAME_OUTSIDE:
+		ret = s->host->frame_symbol(s->ctx, NULL, 0)->flags;
+		return ret & PIPE_SYM_RESOLVED ? 0 : -EINVAL;
 	default:
 		return 0;
 	}

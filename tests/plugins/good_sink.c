@@ -1,7 +1,7 @@
 /*
- * count.c - a minimal pipe record sink: counts the records (or only the
- * samples) it is fed and prints the count when the run ends.  It is the
- * example of docs/plugins.md; the test suite builds it as good_sink.so.
+ * good_sink.c - a batch record sink for the loader tests: counts the
+ * records (or only the samples) it is fed and prints the count when the
+ * run ends.
  */
 #include <errno.h>
 #include <inttypes.h>
