@@ -131,7 +131,7 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c core/pipe_plugin.h
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c core/pipe_plugin.h tests/plugins/crash_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
 

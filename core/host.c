@@ -294,6 +294,15 @@ static void h_command_exited(struct pipe_ctx *ctx, int wait_status)
 	ctx->run->command_status = wait_status;
 }
 
+static void h_command_started(struct pipe_ctx *ctx, int pid)
+{
+	if (!stage_ok(ctx, ctx->kind == PIPE_KIND_SOURCE &&
+		      (ctx->flags & PIPE_PLUGIN_LIVE), "command_started",
+		      "it is for live sources (PIPE_PLUGIN_LIVE)"))
+		return;
+	crash_set_command(pid);
+}
+
 /* The symbolizer is for sinks that declared it, once it exists. */
 static bool may_symbolize(struct pipe_ctx *ctx, const char *fn)
 {
@@ -444,6 +453,7 @@ const struct pipe_host host_table = {
 	.frame_symbol = h_frame_symbol,
 	.arg_file = h_arg_file,
 	.open_output = h_open_output,
+	.command_started = h_command_started,
 };
 
 int inst_fail(struct inst *in, int ret, struct pipe_err *err)
@@ -464,10 +474,23 @@ const char *inst_subject(const struct inst *in)
 
 /* ---- calls ------------------------------------------------------------- */
 
+struct crash_site host_enter(struct pipe_ctx *ctx, const char *call)
+{
+	if (!ctx)
+		return crash_enter(NULL, NULL, NULL);
+	return crash_enter(ctx->what, ctx->path, call);
+}
+
+void host_leave(struct crash_site prev)
+{
+	crash_leave(prev);
+}
+
 static void call_begin(struct inst *in, const char *call)
 {
 	in->ctx.call = call;
 	in->ctx.breach = false;
+	in->ctx.site = crash_enter(in->ctx.what, in->ctx.path, call);
 }
 
 /*
@@ -477,12 +500,16 @@ static void call_begin(struct inst *in, const char *call)
  */
 static int call_end(struct inst *in, int ret, int max_ok, struct pipe_err *err)
 {
+	crash_leave(in->ctx.site);
 	if (ret > max_ok) {
 		ret = pipe_err_set(err, -EPROTO, "%s returned %d from %s(); "
 				   "it returns 0 or a negative errno",
 				   in->ctx.what, ret, in->ctx.call);
 	} else if (ret < 0) {
 		ret = inst_fail(in, ret, err);
+	}
+	if (ret < 0) {
+		in->failed = true;
 	} else if (in->ctx.breach) {
 		/* once: a per-record breach must not flood the terminal */
 		if (!in->ctx.warned)
@@ -547,10 +574,14 @@ int inst_byte_size(struct inst *in, uint64_t *size)
 
 int inst_start_sink(struct inst *in, struct pipe_err *err)
 {
-	if (!in->p->start_sink)
-		return 0;
-	call_begin(in, "start_sink");
-	return call_end(in, in->p->start_sink(in->state), 0, err);
+	int ret = 0;
+
+	if (in->p->start_sink) {
+		call_begin(in, "start_sink");
+		ret = call_end(in, in->p->start_sink(in->state), 0, err);
+	}
+	in->started = ret == 0;
+	return ret;
 }
 
 int inst_consume(struct inst *in, const struct pipe_batch *b,
@@ -922,6 +953,7 @@ void inst_free(struct inst *in)
 	if (in->state && in->p->close) {
 		call_begin(in, "close");
 		in->p->close(in->state);
+		crash_leave(in->ctx.site);
 		in->ctx.call = NULL;
 	}
 	free(in->alloc);

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "crash.h"
 #include "err.h"
 #include "pipe_plugin.h"
 
@@ -57,6 +58,7 @@ struct pipe_ctx {
 	uint32_t kind;               /* enum pipe_kind */
 	uint32_t flags;              /* enum pipe_plugin_flags */
 	const char *call;            /* plugin call in flight: "consume" */
+	struct crash_site site;      /* the call in flight before this one */
 	bool breach;                 /* a host call was refused in it */
 	bool warned;                 /* a shrugged-off refusal was printed */
 	bool demangle;               /* symbolizer option demangle= */
@@ -75,6 +77,8 @@ struct inst {
 	void *alloc;                 /* state_size bytes we allocated */
 	struct pipe_ctx ctx;
 	bool borrowed_lp;            /* lp belongs to a cache */
+	bool started;                /* a sink whose start_sink succeeded */
+	bool failed;                 /* a call failed: only close from now */
 	char last_msg[512];          /* the error last handed out */
 };
 
@@ -95,6 +99,14 @@ void inst_free(struct inst *in); /* closes the plugin; NULL is a no-op */
 /* After a plugin call failed with ret: copy its message (or a generic
  * one naming it) into err and return ret. */
 int inst_fail(struct inst *in, int ret, struct pipe_err *err);
+/*
+ * Bracket a plugin call the container code makes itself (codec and
+ * read_at calls): a crash in it is reported naming the plugin and the
+ * call.  ctx may be NULL (no plugin instance: nothing is named).
+ */
+struct crash_site host_enter(struct pipe_ctx *ctx, const char *call);
+void host_leave(struct crash_site prev);
+
 /* The text the user gave for the plugin's positional parameter (the file
  * of "file:x.dat"), else NULL; borrowed from the instance. */
 const char *inst_subject(const struct inst *in);

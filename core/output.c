@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "err.h"
 #include "output.h"
 
@@ -24,6 +25,8 @@ static void output_free(struct output *o)
 {
 	if (o->f && o->f != stdout)
 		fclose(o->f);
+	if (o->tmp)
+		crash_tmp_del(o->tmp);
 	free(o->path);
 	free(o->tmp);
 	free(o);
@@ -53,6 +56,8 @@ static int tmp_open(struct output *o, const struct stat *st,
 	snprintf(o->tmp, n, "%.*s.%s.pipe-XXXXXX", (int)dlen, o->path,
 		 o->path + dlen);
 	fd = mkostemp(o->tmp, O_CLOEXEC);
+	if (fd >= 0)
+		crash_tmp_add(o->tmp);
 	if (fd < 0) {
 		int e = errno;
 
@@ -67,6 +72,7 @@ static int tmp_open(struct output *o, const struct stat *st,
 
 		close(fd);
 		unlink(o->tmp);
+		crash_tmp_del(o->tmp);
 		return pipe_err_set(err, -e, "cannot create a temporary file "
 				    "beside '%s': %s", o->path, strerror(e));
 	}

@@ -95,9 +95,7 @@ static void print_clean(const char *s)
 
 static void print_err(const struct pipe_err *err)
 {
-	fprintf(stderr, "pipe: %s\n", err->msg[0] ? err->msg : "failed");
-	if (err->hint[0])
-		fprintf(stderr, "hint: %s\n", err->hint);
+	pipe_err_print(err);
 }
 
 static void usage_error(const char *fmt, ...)

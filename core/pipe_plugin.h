@@ -466,6 +466,10 @@ struct pipe_host {
 	 * after finish.  Returns 0 or a negative errno with the message set.
 	 */
 	int (*open_output)(struct pipe_ctx *ctx, const char *path, FILE **out);
+
+	/* Live sources: the command runs as process `pid` (the host stops
+	 * it, as Ctrl-C would, if a plugin crashes). */
+	void (*command_started)(struct pipe_ctx *ctx, int pid);
 };
 
 /*

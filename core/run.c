@@ -18,6 +18,7 @@
 
 #include "conf.h"
 #include "container.h"
+#include "crash.h"
 #include "host.h"
 #include "hostopts.h"
 #include "loader.h"
@@ -35,6 +36,7 @@
 #define RUN_REAP_GRACE_MS 1000
 /* default block size of recordings with user stacks (callchain=dwarf) */
 #define RUN_STACK_BLOCK (1u << 20)
+#define MORE_ERRORS_MAX 8 /* failures shown after the run's first */
 
 #define FLUSH_EVERY_NS 1000000000u /* sinks' flush on live runs */
 
@@ -61,7 +63,8 @@ struct pipeline {
 	uint32_t nr_codecs;
 	struct inst **open_codecs;  /* reader codec instances */
 	uint32_t nr_open_codecs;
-	struct pipe_err derr;       /* first deferred error */
+	struct pipe_err more[MORE_ERRORS_MAX]; /* failures after the first */
+	uint32_t nr_more;
 	uint8_t *dict_data;         /* dict_file= contents, owned */
 	size_t dict_len;
 	uint32_t *win_cpus;         /* file source cpus=, owned */
@@ -111,11 +114,31 @@ static bool is_state_record(uint32_t type)
 	       type == PERF_RECORD_EXIT;
 }
 
+/*
+ * A failure of a sink when `first` already holds the run's failure (0:
+ * none yet): the first goes to err, the others are kept to be shown after
+ * it.  Returns the run's failure.
+ */
+static int sink_failed(struct pipeline *pl, int first, int ret,
+		       const struct pipe_err *e, struct pipe_err *err)
+{
+	if (!first) {
+		*err = *e;
+		return ret;
+	}
+	if (pl->nr_more < MORE_ERRORS_MAX)
+		pl->more[pl->nr_more++] = *e;
+	return first;
+}
+
+/* Every record sink gets the batch, even after one of them failed on
+ * it, so that each failing sink's error is shown. */
 static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
 		       bool symbols_only, struct pipe_err *err)
 {
+	struct pipe_err e;
 	uint32_t i;
-	int ret;
+	int ret, first = 0;
 
 	if (!b->nr)
 		return 0;
@@ -123,16 +146,16 @@ static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
 		struct inst *s = pl->sinks[i];
 		bool sym = s->p->flags & PIPE_PLUGIN_SYMBOLS;
 
-		if (s->p->flags & PIPE_PLUGIN_BYTES)
+		if ((s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
 		if (sym != symbols_only)
 			continue;
-		ret = s->p->consume ? inst_consume(s, b, err) :
-				      inst_records(s, b, err);
+		ret = s->p->consume ? inst_consume(s, b, &e) :
+				      inst_records(s, b, &e);
 		if (ret < 0)
-			return ret;
+			first = sink_failed(pl, first, ret, &e, err);
 	}
-	return 0;
+	return first;
 }
 
 /*
@@ -290,19 +313,20 @@ static int write_bytes(void *opaque, const void *buf, size_t len,
 		       struct pipe_err *err)
 {
 	struct pipeline *pl = opaque;
+	struct pipe_err e;
 	uint32_t i;
-	int ret;
+	int ret, first = 0;
 
 	for (i = 0; i < pl->nr_sinks; i++) {
 		struct inst *s = pl->sinks[i];
 
-		if (!(s->p->flags & PIPE_PLUGIN_BYTES))
+		if (!(s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
-		ret = inst_write(s, buf, len, err);
+		ret = inst_write(s, buf, len, &e);
 		if (ret < 0)
-			return ret;
+			first = sink_failed(pl, first, ret, &e, err);
 	}
-	return 0;
+	return first;
 }
 
 static bool has_byte_sink(const struct pipeline *pl)
@@ -434,6 +458,7 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 		return ret;
 	wo.codec = pl->codec->p;
 	wo.codec_state = pl->codec->state;
+	wo.codec_ctx = &pl->codec->ctx;
 	wo.codec_name = pl->codec->p->name;
 	wo.block_size = (uint32_t)args_int(pl->codec->ctx.args, "block");
 	/* a sample with a user stack is some 30 times larger: keep about as
@@ -457,7 +482,7 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 
 static int reader_codec_open(void *opaque, uint32_t codec_id,
 			     const struct pipe_plugin **p, void **state,
-			     struct pipe_err *err)
+			     struct pipe_ctx **ctx, struct pipe_err *err)
 {
 	struct pipeline *pl = opaque;
 	const struct conf *conf = pl->o->conf;
@@ -499,6 +524,7 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 	list[pl->nr_open_codecs++] = in;
 	*p = in->p;
 	*state = in->state;
+	*ctx = &in->ctx;
 	return 0;
 }
 
@@ -609,6 +635,7 @@ static int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
 
 	ro.src = src->p;
 	ro.src_state = src->state;
+	ro.src_ctx = &src->ctx;
 	ro.name = name ? name : src->ctx.what;
 	ro.strict = strict || args_int(src->ctx.args, "strict");
 	ro.codec_open = reader_codec_open;
@@ -672,8 +699,9 @@ static int stop_source(struct pipeline *pl, int signo, struct pipe_err *err)
 	return inst_stop(pl->src, signo, err);
 }
 
-/* Ask every sink to push its buffered output out, at most once a
- * FLUSH_EVERY_NS, so a long live run reaches the disk as it goes. */
+/* Ask every sink that is working to push its buffered output out, at
+ * most once a FLUSH_EVERY_NS (the first time with the first records), so
+ * a long run reaches its outputs as it goes. */
 static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
 {
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
@@ -684,6 +712,8 @@ static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
 		return 0;
 	pl->next_flush = now + FLUSH_EVERY_NS;
 	for (i = 0; i < pl->nr_sinks; i++) {
+		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
+			continue;
 		ret = inst_flush(pl->sinks[i], err);
 		if (ret < 0)
 			return ret;
@@ -744,6 +774,8 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 		ret = take_batch(pl, &b, err);
+		if (ret == 0)
+			ret = flush_sinks(pl, err);
 		if (ret < 0)
 			return ret;
 		status_update(pl);
@@ -769,6 +801,8 @@ static int loop_bytes(struct pipeline *pl, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 		ret = deliver(pl, &b, err);
+		if (ret == 0)
+			ret = flush_sinks(pl, err);
 		if (ret < 0)
 			return ret;
 		status_update(pl);
@@ -868,35 +902,55 @@ static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 }
 
 /*
- * End every sink's output.  After a successful run (ok), the files they
- * opened with open_output take their place once every finish succeeded;
- * otherwise (a failed or interrupted run) the pipe file keeps the blocks
- * written so far but gets no trailer, so it does not read as a complete
- * recording, and the outputs are abandoned when the sinks are freed.
+ * End the outputs of every sink that started and has not failed: finish
+ * runs after a successful run and after a failed one alike, so what the
+ * sinks got ends cleanly (a failed sink gets only close).  After a
+ * successful run (ok) the files the sinks opened take their place once
+ * every finish succeeded; otherwise (a failed or interrupted run) the pipe
+ * file keeps the blocks written so far but gets no trailer, so it does
+ * not read as a complete recording, and the outputs are abandoned when
+ * the sinks are freed.  `first` is the run's failure so far (0: none, err
+ * holds it).
  */
-static int finish_sinks(struct pipeline *pl, bool ok, struct pipe_err *err)
+static int finish_sinks(struct pipeline *pl, bool ok, int first,
+			struct pipe_err *err)
 {
-	struct pipe_err e2;
+	struct pipe_err e;
 	uint32_t i;
-	int ret, first = 0;
+	int ret;
 
 	if (pl->writer) {
-		ret = ok ? cwriter_finish(pl->writer, err) :
-			   cwriter_cut(pl->writer, err);
+		ret = ok ? cwriter_finish(pl->writer, &e) :
+			   cwriter_cut(pl->writer, &e);
 		if (ret < 0)
-			first = ret;
+			first = sink_failed(pl, first, ret, &e, err);
 	}
 	for (i = 0; i < pl->nr_sinks; i++) {
-		ret = inst_finish(pl->sinks[i], first ? &e2 : err);
-		if (ret < 0 && !first)
-			first = ret;
+		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
+			continue;
+		ret = inst_finish(pl->sinks[i], &e);
+		if (ret < 0)
+			first = sink_failed(pl, first, ret, &e, err);
 	}
 	for (i = 0; ok && !first && i < pl->nr_sinks; i++) {
-		ret = inst_outputs_end(pl->sinks[i], true, first ? &e2 : err);
-		if (ret < 0 && !first)
-			first = ret;
+		ret = inst_outputs_end(pl->sinks[i], true, &e);
+		if (ret < 0)
+			first = sink_failed(pl, first, ret, &e, err);
 	}
 	return first;
+}
+
+/* Show the failures that came after the run's first, after it. */
+static void show_more(struct pipeline *pl, struct pipe_err *err)
+{
+	uint32_t i;
+
+	if (!pl->nr_more)
+		return;
+	pipe_err_print(err);
+	for (i = 0; i < pl->nr_more; i++)
+		pipe_err_print(&pl->more[i]);
+	pipe_err_clear(err);
 }
 
 static void print_summary(struct pipeline *pl)
@@ -991,6 +1045,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 	pl.hr.verbose = o->verbose;
 	pl.hr.tty = isatty(STDERR_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pl.t0);
+	crash_install();
 	ret = signals_open(&pl, &old);
 	if (ret < 0) {
 		pipe_err_set(err, ret, "cannot set up signals: %s", strerror(-ret));
@@ -1046,17 +1101,15 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		ret = loop_records(&pl, err);
 	if (ret < 0) {
 		/* keep what was written: close the outputs cleanly anyway */
-		struct pipe_err e2;
-
 		status_clear(&pl);
-		finish_sinks(&pl, false, &e2);
+		finish_sinks(&pl, false, ret, err);
 		goto out;
 	}
 	status_clear(&pl);
 	/* an interrupted read: the outputs have what was read, a pipe file
 	 * is cut (no trailer), an existing file is not replaced by them, and
 	 * the exit status says so (128+N) */
-	ret = finish_sinks(&pl, pl.cut_signo == 0, err);
+	ret = finish_sinks(&pl, pl.cut_signo == 0, 0, err);
 	if (ret == 0 && pl.cut_signo)
 		say_cut(&pl);
 	/* sinks print there; a full disk or a closed pipe is an error */
@@ -1077,6 +1130,8 @@ out:
 		 * record ends its workload: SIGTERM, then SIGKILL */
 		if (ret < 0 && o->command)
 			reap_terminate(RUN_REAP_GRACE_MS);
+		if (ret < 0)
+			show_more(&pl, err);
 		pipeline_free(&pl);
 		if (ret < 0 && o->command)
 			reap_all(RUN_REAP_GRACE_MS);
@@ -1184,6 +1239,7 @@ static int open_file_read(struct pipeline *pl, const char *spec, bool strict,
 	pl->hr.command_status = -1;
 	pl->hr.tty = isatty(STDERR_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pl->t0);
+	crash_install();
 	ret = inst_open(&pl->src, pl->o->conf, PIPE_KIND_SOURCE, spec,
 			&pl->hr, err);
 	if (ret < 0)

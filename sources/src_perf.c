@@ -1562,6 +1562,7 @@ static int command_fork(struct perf_src *s, int *go_fd, int *err_fd)
 	close(go[0]);
 	close(er[1]);
 	s->child = pid;
+	s->host->command_started(s->ctx, pid);
 	*go_fd = go[1];
 	*err_fd = er[0];
 	s->child_pidfd = pidfd_open(pid);
