@@ -179,6 +179,13 @@ install: all
 	sed 's|build/plugins/|plugins/|' plugins.conf > $(DESTDIR)$(PREFIX)/lib/pipe/plugins.conf
 	install -m 644 core/pipe_plugin.h $(DESTDIR)$(PREFIX)/include/pipe/pipe_plugin.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' pipe-plugin.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pipe-plugin.pc
+	install -d $(DESTDIR)$(PREFIX)/share/doc/pipe
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/pipe/
+	for d in $(notdir $(patsubst %/,%,$(dir $(EXAMPLE_SRCS)))); do \
+		install -d $(DESTDIR)$(PREFIX)/share/pipe/examples/$$d && \
+		install -m 644 examples/$$d/*.c examples/$$d/Makefile \
+			$(DESTDIR)$(PREFIX)/share/pipe/examples/$$d/ || exit 1; \
+	done
 
 clean:
 	rm -rf build build-asan

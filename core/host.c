@@ -27,6 +27,7 @@ static bool arg_known(struct pipe_ctx *ctx, const char *name)
 {
 	if (name && args_has(ctx->args, name))
 		return true;
+	ctx->run->breaches++;
 	fprintf(stderr, "pipe: warning: %s asked for parameter '%s', which "
 		"it does not declare\n", ctx->what, name ? name : "(null)");
 	return false;
@@ -43,6 +44,7 @@ static bool stage_ok(struct pipe_ctx *ctx, bool ok, const char *fn,
 	if (ok)
 		return true;
 	ctx->breach = true;
+	ctx->run->breaches++;
 	pipe_err_set(&ctx->err, -EINVAL, "%s called %s() %s%s%s: %s", ctx->what,
 		     fn, ctx->call ? "in " : "outside its calls",
 		     ctx->call ? ctx->call : "", ctx->call ? "()" : "", rule);

@@ -33,6 +33,7 @@ struct host_run {
 	bool quiet;                  /* -q */
 	bool verbose;                /* -v */
 	bool tty;                    /* stderr is a terminal */
+	uint32_t breaches;           /* host calls refused (check-plugin) */
 };
 
 #define HOST_OUTPUTS_MAX 8 /* open_output calls per instance */

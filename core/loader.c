@@ -381,8 +381,9 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	if (!so) {
 		ret = pipe_err_set(err, -ENOENT, "plugin '%s' has no '%s' "
 				   "symbol", path, PIPE_PLUGIN_SYMBOL);
-		pipe_err_hint(err, "a plugin exports one 'const struct "
-			      "pipe_plugin pipe_plugin'; see docs/plugins.md");
+		pipe_err_hint(err, "define it with PIPE_PLUGIN_SINK(...) (or "
+			      "_SOURCE, _CODEC); see plugins.md in pipe's "
+			      "documentation (share/doc/pipe)");
 		goto out_free;
 	}
 	ret = version_check(so, path, err);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "conf.h"
 #include "err.h"
 #include "hostopts.h"
@@ -29,6 +30,9 @@ static const char usage_text[] =
 	" [-k SINK...] [-q] [-v] [-- COMMAND ARGS...]\n"
 	"       pipe plugins            list the plugins of plugins.conf\n"
 	"       pipe help NAME|PATH.so  parameters of plugin NAME\n"
+	"       pipe check-plugin PATH.so[:ARGS]\n"
+	"                               load a plugin, run it on a synthetic recording,\n"
+	"                               report what it did and any contract breach\n"
 	"       pipe info [--json] [--scan] FILE\n"
 	"                               summary of a pipe file (--scan: decode every block)\n"
 	"       pipe train -s file:A.dat [-c zstd[:ARGS]] -o DICT [--size N] [--force]\n"
@@ -547,6 +551,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "train"))
 		return cmd_train(argc, argv);
+	if (!strcmp(argv[1], "check-plugin")) {
+		if (argc != 3)
+			usage_error("%s", "usage: pipe check-plugin PATH.so[:ARGS]");
+		conf = load_conf(true);
+		code = check_plugin(conf, argv[2]);
+		conf_free(conf);
+		return code;
+	}
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

@@ -1132,6 +1132,8 @@ out:
 			reap_terminate(RUN_REAP_GRACE_MS);
 		if (ret < 0)
 			show_more(&pl, err);
+		if (o->breaches)
+			*o->breaches = pl.hr.breaches;
 		pipeline_free(&pl);
 		if (ret < 0 && o->command)
 			reap_all(RUN_REAP_GRACE_MS);
@@ -1337,14 +1339,24 @@ static int scan_batch(void *opaque, const struct meta *m,
 int run_scan(const struct conf *conf, const char *path, bool strict,
 	     uint32_t threads, struct scan_result *res, struct pipe_err *err)
 {
-	struct scan_state ss = { { 0 }, 0, 0 };
 	char *spec = file_spec(path);
 	int ret;
 
 	if (!spec)
 		return -ENOMEM;
-	ret = run_read(conf, spec, strict, threads, scan_batch, &ss, res, err);
+	ret = run_scan_spec(conf, spec, strict, threads, res, err);
 	free(spec);
+	return ret;
+}
+
+int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
+		  uint32_t threads, struct scan_result *res,
+		  struct pipe_err *err)
+{
+	struct scan_state ss = { { 0 }, 0, 0 };
+	int ret;
+
+	ret = run_read(conf, spec, strict, threads, scan_batch, &ss, res, err);
 	if (ret == 0) {
 		res->out_of_order = ss.out_of_order;
 		snprintf(res->digest, sizeof(res->digest), "%016llx",

@@ -26,6 +26,7 @@ struct run_opts {
 	char *const *command;        /* -- CMD ARGS, NULL-terminated, or NULL */
 	bool quiet;                  /* -q */
 	bool verbose;                /* -v */
+	uint32_t *breaches;          /* out, may be NULL: host calls refused */
 };
 
 /*
@@ -49,6 +50,10 @@ struct scan_result {
  * negative errno with err set. */
 int run_scan(const struct conf *conf, const char *path, bool strict,
 	     uint32_t threads, struct scan_result *res, struct pipe_err *err);
+/* The same through byte source `spec` ("./mine.so:x.dat"). */
+int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
+		  uint32_t threads, struct scan_result *res,
+		  struct pipe_err *err);
 void scan_result_release(struct scan_result *res);
 
 /*

@@ -114,9 +114,9 @@ static void test_refusals(void)
 		      NULL);
 
 	check_refusal(plug("no_symbol"), 0, "plugin ",
-		      " has no 'pipe_plugin' symbol", "a plugin exports one "
-		      "'const struct pipe_plugin pipe_plugin'; see "
-		      "docs/plugins.md");
+		      " has no 'pipe_plugin' symbol", "define it with "
+		      "PIPE_PLUGIN_SINK(...) (or _SOURCE, _CODEC); see "
+		      "plugins.md in pipe's documentation (share/doc/pipe)");
 	check_refusal(plug("bad_abi_major"), 0, "plugin ",
 		      " speaks ABI 1, this pipe speaks ABI 2",
 		      "rebuild it against this pipe's pipe_plugin.h");
