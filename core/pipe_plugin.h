@@ -53,7 +53,16 @@ extern "C" {
 #endif
 
 #define PIPE_ABI_MAJOR 2
+#ifndef PIPE_TEST_ABI_GROW
 #define PIPE_ABI_MINOR 0
+#define PIPE_TEST_GROWN
+#else
+/* pipe's test suite only: a host as a later minor would build it, its
+ * structs grown at the end, to show that plugins of this minor still run
+ * on it.  Never define it elsewhere. */
+#define PIPE_ABI_MINOR 1
+#define PIPE_TEST_GROWN uint64_t test_grown[3];
+#endif
 #define PIPE_ABI ((PIPE_ABI_MAJOR << 16) | PIPE_ABI_MINOR)
 
 #if defined(__GNUC__)
@@ -145,6 +154,7 @@ struct pipe_param {
 	const char *choices; /* ENUM: "a|b|c"; else NULL */
 	int64_t min;         /* INT/SIZE/DURATION lower bound (both 0: none) */
 	int64_t max;         /* INT/SIZE/DURATION upper bound */
+	PIPE_TEST_GROWN
 };
 
 /*
@@ -206,6 +216,7 @@ struct pipe_batch {
 	uint32_t flags;                 /* enum pipe_batch_flags */
 	const struct pipe_record *recs; /* borrowed array */
 	size_t nr;                      /* number of records */
+	PIPE_TEST_GROWN
 };
 
 /* One recorded event, as the metadata describes it to sinks. */
@@ -215,6 +226,7 @@ struct pipe_meta_event {
 	const uint64_t *ids;                /* kernel sample ids */
 	uint32_t nr_ids;
 	uint32_t reserved;
+	PIPE_TEST_GROWN
 };
 
 /* The metadata of a recording, read-only for sinks. */
@@ -229,6 +241,7 @@ struct pipe_meta {
 	uint32_t reserved;
 	const char *const *prop_keys;         /* "hostname", "release", ... */
 	const char *const *prop_values;
+	PIPE_TEST_GROWN
 };
 
 /* Event i of m (i < m->nr_events), whatever the host's element size. */
@@ -265,6 +278,7 @@ struct pipe_sample {
 	uint64_t transaction;
 	uint64_t phys_addr;
 	uint64_t cgroup;
+	PIPE_TEST_GROWN
 };
 
 /* The sample_id_all trailer of a non-sample record, or a sample's ids.
@@ -277,6 +291,7 @@ struct pipe_sample_id {
 	uint64_t id;
 	uint32_t cpu;
 	uint32_t reserved;
+	PIPE_TEST_GROWN
 };
 
 enum pipe_symbol_flags {
@@ -296,6 +311,7 @@ struct pipe_symbol {
 	const char *dso_short; /* basename of dso */
 	uint64_t sym_start;  /* symbol start in dso addresses */
 	uint64_t offset;     /* ip - symbol start; or ip's offset in the dso */
+	PIPE_TEST_GROWN
 };
 
 struct pipe_host;
@@ -319,6 +335,7 @@ struct pipe_sample_view {
 	const uint16_t *frame_misc;       /* cpumode of each frame */
 	uint32_t nr_frames;               /* at least 1 */
 	uint32_t reserved;
+	PIPE_TEST_GROWN
 };
 
 /* Sideband records, decoded by the host (`sideband` function). */
@@ -353,6 +370,7 @@ struct pipe_sideband {
 	uint32_t reserved;
 	uint64_t lost;                 /* LOST: how many records */
 	uint64_t id;                   /* LOST, THROTTLE: the sample id */
+	PIPE_TEST_GROWN
 };
 
 enum pipe_log_level {
@@ -470,6 +488,7 @@ struct pipe_host {
 	/* Live sources: the command runs as process `pid` (the host stops
 	 * it, as Ctrl-C would, if a plugin crashes). */
 	void (*command_started)(struct pipe_ctx *ctx, int pid);
+	PIPE_TEST_GROWN
 };
 
 /*
@@ -555,6 +574,7 @@ struct pipe_plugin {
 	 */
 	int (*sample)(void *state, const struct pipe_sample_view *v);
 	int (*sideband)(void *state, const struct pipe_sideband *sb);
+	PIPE_TEST_GROWN
 };
 
 /* The one symbol a plugin exports. */

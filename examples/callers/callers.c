@@ -15,6 +15,7 @@
  */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "pipe_plugin.h"
 
@@ -108,7 +109,10 @@ static int by_samples(const void *a, const void *b)
 
 	if (x->samples != y->samples)
 		return x->samples < y->samples ? 1 : -1;
-	return 0;
+	/* ties by name: the same table from run to run */
+	if (strcmp(x->caller, y->caller))
+		return strcmp(x->caller, y->caller);
+	return strcmp(x->callee, y->callee);
 }
 
 /* The run ended: compact the table, sort it, print it. */
