@@ -698,7 +698,12 @@ static int view_build(struct inst *in, const struct pipe_record *rec)
 	const struct pipe_meta_event *e;
 	const struct pipe_meta *m;
 
-	if (decode_sample(in->ctx.run->meta, rec, &hv->s) < 0)
+	/* as decode_sample gives symbolizing sinks: callchain=dwarf stacks
+	 * unwound in the state of the sample's time */
+	if ((in->ctx.run->sym ?
+	     symbolizer_decode(in->ctx.run->sym, in->ctx.run->meta, rec,
+			       &hv->s) :
+	     decode_sample(in->ctx.run->meta, rec, &hv->s)) < 0)
 		return -EINVAL;
 	memset(&hv->v, 0, sizeof(hv->v));
 	hv->v.size = sizeof(hv->v);

@@ -63,8 +63,8 @@ struct pipe_ctx {
 	bool breach;                 /* a host call was refused in it */
 	bool warned;                 /* a shrugged-off refusal was printed */
 	bool demangle;               /* symbolizer option demangle= */
-	struct pipe_err err;         /* the plugin's error, if any */
 	bool symbols;                /* a sink with PIPE_PLUGIN_SYMBOLS */
+	struct pipe_err err;         /* the plugin's error, if any */
 	struct output *outs[HOST_OUTPUTS_MAX]; /* open_output's, owned */
 	const char *out_param[HOST_OUTPUTS_MAX]; /* its OUTPUT param, or NULL */
 	uint32_t nr_outs;
