@@ -1,6 +1,6 @@
 /*
  * crash_common.h - how the crash fixtures crash: each signal the host
- * reports, raised the way a buggy plugin would raise it (a NULL write, a
+ * reports, raised the way a buggy plugin would raise it (a wild write, a
  * read past the end of a mapped file, a trap, abort); SIGFPE is raised
  * directly, since sanitizers intercept a division by zero before it.
  */
@@ -8,6 +8,7 @@
 #define CRASH_COMMON_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +18,14 @@
 
 static void crash_now(int how)
 {
-	volatile int *volatile null = NULL;
+	/* not NULL itself, which UBSan reports before the fault */
+	volatile int *volatile bad = (volatile int *)(uintptr_t)16;
 	volatile char *page;
 	FILE *f;
 
 	switch (how) {
 	case 0:
-		*null = 1;
+		*bad = 1;
 		break;
 	case 1:
 		/* a mapping past the end of an empty file */
