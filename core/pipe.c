@@ -557,7 +557,7 @@ int main(int argc, char **argv)
 		conf = load_conf(true);
 		code = check_plugin(conf, argv[2]);
 		conf_free(conf);
-		return code;
+		return stdout_done(code);
 	}
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];

@@ -1112,10 +1112,6 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 	ret = finish_sinks(&pl, pl.cut_signo == 0, 0, err);
 	if (ret == 0 && pl.cut_signo)
 		say_cut(&pl);
-	/* sinks print there; a full disk or a closed pipe is an error */
-	if (ret == 0 && (fflush(stdout) == EOF || ferror(stdout)))
-		ret = pipe_err_set(err, -EIO, "cannot write to standard output: "
-				   "%s", strerror(errno ? errno : EIO));
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
 		print_summary(&pl);
 out:
