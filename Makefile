@@ -76,6 +76,17 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 TESTPLUGIN_SRCS := $(wildcard tests/plugins/*.c)
 TESTPLUGINS := $(TESTPLUGIN_SRCS:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
+# the SDK's example sinks, one folder each, built in-tree for the tests
+EXAMPLE_SRCS := $(wildcard examples/*/*.c)
+EXAMPLE_NAMES := $(notdir $(patsubst %/,%,$(dir $(EXAMPLE_SRCS))))
+EXAMPLES := $(foreach s,$(EXAMPLE_SRCS),$(BUILD)/examples/$(basename $(notdir $(s))).so)
+# the examples again, built against the kept copy of each released header
+# (tests/abi/MAJOR.MINOR/), and a host whose structs grew as a later
+# minor's would: plugins of a minor must run on every later host
+KEPT_ABIS := $(notdir $(wildcard tests/abi/[0-9]*))
+KEPT_SRCS := $(EXAMPLE_SRCS) tests/abi/probe.c
+KEPT_PLUGINS := $(foreach a,$(KEPT_ABIS),$(foreach s,$(KEPT_SRCS),$(BUILD)/tests/abi/$(a)/$(basename $(notdir $(s))).so))
+GROWN_OBJS := $(CORE_SRCS:%.c=$(BUILD)/grown/obj/%.o) $(BUILD)/grown/obj/core/pipe.o
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 # fuzzing harnesses: with driver.c in every build (the smoke run of make
 # test), with libFuzzer in a FUZZER=1 build; one per built codec
@@ -143,7 +154,8 @@ $(BUILD)/plugins.conf: plugins.conf
 	@mkdir -p $(dir $@)
 	sed 's|build/plugins/|plugins/|' $< > $@
 
-tests: all $(UNIT_BINS) $(TESTPLUGINS) $(BUILD)/tests/workloads.stamp \
+tests: all $(UNIT_BINS) $(TESTPLUGINS) $(EXAMPLES) $(KEPT_PLUGINS) \
+	$(BUILD)/grown/pipe $(BUILD)/grown/plugins.conf $(BUILD)/tests/workloads.stamp \
 	$(BUILD)/tests/fixtures.stamp $(FUZZ_BINS)
 
 $(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c tests/fuzz/driver.c \
@@ -161,9 +173,35 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c core/pipe_plugin.h tests/plugins/crash_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
+
+$(BUILD)/examples/%.so: examples/*/%.c core/pipe_plugin.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
+
+# -I of the kept header only: the examples include "pipe_plugin.h"
+define kept_rule
+$(BUILD)/tests/abi/$(1)/$(basename $(notdir $(2))).so: $(2) tests/abi/$(1)/pipe_plugin.h
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(BASE_CFLAGS) -Itests/abi/$(1) -fPIC \
+		-fvisibility=hidden -shared -o $$@ $$<
+endef
+$(foreach a,$(KEPT_ABIS),$(foreach s,$(KEPT_SRCS),$(eval $(call kept_rule,$(a),$(s)))))
+
+$(BUILD)/grown/obj/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -DPIPE_TEST_ABI_GROW \
+		-Wno-missing-field-initializers -c -o $@ $<
+
+$(BUILD)/grown/pipe: $(GROWN_OBJS)
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+
+# the grown host runs the bundled plugins, built against this header
+$(BUILD)/grown/plugins.conf: plugins.conf
+	@mkdir -p $(dir $@)
+	sed 's|build/plugins/|../plugins/|' $< > $@
 
 # bundled workloads: frame pointers on, no sanitizers (they are profiled)
 $(BUILD)/tests/workloads.stamp: $(wildcard tests/workloads/*) 
@@ -212,8 +250,15 @@ install: all
 	sed 's|build/plugins/|plugins/|' plugins.conf > $(DESTDIR)$(PREFIX)/lib/pipe/plugins.conf
 	install -m 644 core/pipe_plugin.h $(DESTDIR)$(PREFIX)/include/pipe/pipe_plugin.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' pipe-plugin.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pipe-plugin.pc
+	install -d $(DESTDIR)$(PREFIX)/share/doc/pipe
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/pipe/
+	for d in $(EXAMPLE_NAMES); do \
+		install -d $(DESTDIR)$(PREFIX)/share/pipe/examples/$$d && \
+		install -m 644 examples/$$d/*.c examples/$$d/Makefile \
+			$(DESTDIR)$(PREFIX)/share/pipe/examples/$$d/ || exit 1; \
+	done
 
 clean:
 	rm -rf build build-asan build-fuzz
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD)/obj $(BUILD)/grown/obj -name '*.d' 2>/dev/null)

@@ -14,6 +14,7 @@
 #include "cblock.h"
 #include "decode.h"
 #include "err.h"
+#include "host.h"
 #include "meta.h"
 #include "transform.h"
 
@@ -24,6 +25,7 @@
 static int cb_apply_dict(struct cb_ctx *ctx, struct cb_codec *c,
 			 const struct cb_dict *d, char *why, size_t cap)
 {
+	struct crash_site site;
 	uint32_t i;
 	int ret;
 
@@ -33,7 +35,9 @@ static int cb_apply_dict(struct cb_ctx *ctx, struct cb_codec *c,
 				 c->p[i]->name);
 			return -EINVAL;
 		}
+		site = host_enter(c->ctx[i], "add_dict");
 		ret = c->p[i]->add_dict(c->state[i], d->id, d->bytes, d->len);
+		host_leave(site);
 		if (ret < 0) {
 			snprintf(why, cap, "codec '%s' refused dictionary %"
 				 PRIu32 ": %s", c->p[i]->name, d->id,
@@ -64,7 +68,7 @@ struct cb_codec *cb_codec_get(struct cb_ctx *ctx, uint32_t id)
 	for (i = 0; i < ctx->nr_dec && ret == 0; i++) {
 		ret = ctx->codec_open ? ctx->codec_open(ctx->opaque, id,
 							&c->p[i], &c->state[i],
-							&e)
+							&c->ctx[i], &e)
 				      : -ENOENT;
 		if (ret == 0 && (!c->p[i] || !c->p[i]->decompress))
 			ret = -ENOENT;
@@ -170,6 +174,7 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	const struct fmt_block *b = &j->b;
 	const uint8_t *coded = j->payload;
 	struct pipe_err e = { { 0 }, { 0 } };
+	struct crash_site site;
 	struct cb_codec *c;
 	bool need_raw;
 	int ret;
@@ -211,8 +216,10 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 				c ? c->why : "too many codecs");
 			return -EINVAL;
 		}
+		site = host_enter(c->ctx[dec], "decompress");
 		ret = c->p[dec]->decompress(c->state[dec], b->dict, j->payload,
 					    b->stored, j->coded, b->coded);
+		host_leave(site);
 		if (ret < 0) {
 			const char *msg = ctx->codec_error ?
 				ctx->codec_error(ctx->opaque, c->state[dec]) : NULL;
@@ -483,6 +490,7 @@ static void *cb_worker_main(void *arg)
 	struct cb_pool *pool = w->pool;
 	struct cb_job *j;
 
+	crash_thread_begin(); /* a codec's stack overflow is reported too */
 	pthread_mutex_lock(&pool->mu);
 	for (;;) {
 		j = cb_pool_queued(pool);
@@ -500,6 +508,7 @@ static void *cb_worker_main(void *arg)
 		pthread_cond_broadcast(&pool->done);
 	}
 	pthread_mutex_unlock(&pool->mu);
+	crash_thread_end();
 	return NULL;
 }
 

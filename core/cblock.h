@@ -27,6 +27,7 @@ struct cb_codec {
 	bool ok;                              /* instances are open */
 	const struct pipe_plugin *p[CB_MAX_DECODERS];
 	void *state[CB_MAX_DECODERS];
+	struct pipe_ctx *ctx[CB_MAX_DECODERS]; /* their instances */
 	char why[512];                        /* why it could not open */
 };
 

@@ -33,9 +33,12 @@ typedef int (*container_write_fn)(void *opaque, const void *buf, size_t len,
 
 enum cw_dict_mode { CW_DICT_OFF = 0, CW_DICT_ON = 1, CW_DICT_AUTO = 2 };
 
+struct pipe_ctx;
+
 struct cw_opts {
 	const struct pipe_plugin *codec; /* borrowed; compress side */
 	void *codec_state;               /* borrowed, opened by the host */
+	struct pipe_ctx *codec_ctx;      /* its instance, named on a crash */
 	const char *codec_name;          /* stored in META */
 	uint32_t block_size;             /* raw bytes per block */
 	uint64_t flush_ns;               /* a quiet stream reaches the disk */
@@ -87,7 +90,8 @@ void cwriter_free(struct cwriter *w);
 /* How the reader gets a codec instance for a block's codec id. */
 typedef int (*container_codec_open_fn)(void *opaque, uint32_t codec_id,
 				       const struct pipe_plugin **p,
-				       void **state, struct pipe_err *err);
+				       void **state, struct pipe_ctx **ctx,
+				       struct pipe_err *err);
 typedef void (*container_codec_close_fn)(void *opaque,
 					 const struct pipe_plugin *p,
 					 void *state);
@@ -100,6 +104,7 @@ typedef void (*container_report_fn)(void *opaque, const char *line);
 struct cr_opts {
 	const struct pipe_plugin *src; /* byte source (read_at, size) */
 	void *src_state;
+	struct pipe_ctx *src_ctx;      /* its instance, named on a crash */
 	const char *name;              /* file name for messages */
 	bool strict;                   /* stop at first damage */
 	uint32_t threads;              /* decode workers, 0: nr CPUs */

@@ -15,6 +15,7 @@
 #include "container.h"
 #include "err.h"
 #include "format.h"
+#include "host.h"
 #include "merge.h"
 #include "meta.h"
 #include "transform.h"
@@ -93,6 +94,7 @@ struct creader {
 static int cr_fill(struct creader *r, size_t *got, struct pipe_err *err)
 {
 	uint64_t at = r->base + r->len;
+	struct crash_site site;
 	size_t want;
 	int ret;
 
@@ -102,8 +104,10 @@ static int cr_fill(struct creader *r, size_t *got, struct pipe_err *err)
 	want = r->cap - r->len;
 	if (r->small_reads && want > CR_SMALL_READ)
 		want = CR_SMALL_READ;
+	site = host_enter(r->opts.src_ctx, "read_at");
 	ret = r->opts.src->read_at(r->opts.src_state, at, r->buf + r->len,
 				   want, got);
+	host_leave(site);
 	if (ret < 0)
 		return pipe_err_set(err, ret, "cannot read '%s': %s",
 				    r->opts.name, strerror(-ret));
@@ -1449,6 +1453,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 		 struct pipe_err *err)
 {
 	struct creader *r;
+	struct crash_site site;
 	uint32_t hdr_size = 0, threads = cr_threads(opts);
 	int ret;
 
@@ -1458,9 +1463,11 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 				    opts->name, strerror(ENOMEM));
 	r->opts = *opts;
 	r->eof_at = UINT64_MAX;
+	site = host_enter(opts->src_ctx, "byte_size");
 	ret = opts->src->byte_size ? opts->src->byte_size(opts->src_state,
 							       &r->size)
 			      : -ESPIPE;
+	host_leave(site);
 	if (ret < 0 && ret != -ESPIPE) {
 		pipe_err_set(err, ret, "cannot read '%s': %s", opts->name,
 			     strerror(-ret));

@@ -15,6 +15,7 @@
 #include "decode.h"
 #include "err.h"
 #include "format.h"
+#include "host.h"
 #include "meta.h"
 #include "transform.h"
 
@@ -258,14 +259,18 @@ static int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
 		       struct pipe_err *err)
 {
 	const struct pipe_plugin *c = w->opts.codec;
+	struct crash_site site = host_enter(w->opts.codec_ctx, "bound");
+	size_t bound = c->bound(w->opts.codec_state, len);
 	int ret;
 
-	if (fmt_grow((void **)buf, cap, c->bound(w->opts.codec_state, len),
-		     4096))
+	host_leave(site);
+	if (fmt_grow((void **)buf, cap, bound, 4096))
 		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
 				    strerror(ENOMEM));
+	site = host_enter(w->opts.codec_ctx, "compress");
 	ret = c->compress(w->opts.codec_state, dict, src, len, *buf, *cap,
 			  out_len);
+	host_leave(site);
 	if (ret < 0)
 		return pipe_err_set(err, ret,
 				    "codec '%s' cannot compress a block: %s",
@@ -338,6 +343,7 @@ static int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
 {
 	const struct pipe_plugin *c = w->opts.codec;
 	struct fmt_block b = { 0 };
+	struct crash_site site;
 	uint8_t *payload;
 	size_t out_len = 0;
 	int ret;
@@ -369,7 +375,9 @@ static int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
 	free(payload);
 	if (ret < 0)
 		return ret;
+	site = host_enter(w->opts.codec_ctx, "add_dict");
 	ret = c->add_dict(w->opts.codec_state, id, dict, len);
+	host_leave(site);
 	if (ret < 0)
 		return pipe_err_set(err, ret,
 				    "codec '%s' cannot take dictionary %u: %s",
@@ -383,6 +391,7 @@ static int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
 static int cw_dict_train(struct cwriter *w, struct pipe_err *err)
 {
 	const struct pipe_plugin *c = w->opts.codec;
+	struct crash_site site;
 	size_t len = 0;
 	uint8_t *dict;
 	int ret;
@@ -391,8 +400,10 @@ static int cw_dict_train(struct cwriter *w, struct pipe_err *err)
 	if (!dict)
 		return pipe_err_set(err, -ENOMEM, "cannot train: %s",
 				    strerror(ENOMEM));
+	site = host_enter(w->opts.codec_ctx, "train");
 	ret = c->train(w->opts.codec_state, w->samples, w->sizes, w->nr_sizes,
 		       dict, w->opts.dict_size, &len);
+	host_leave(site);
 	cw_dict_drop_samples(w);
 	if (ret < 0) {
 		/* data a codec cannot train on goes without */

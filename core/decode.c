@@ -156,6 +156,7 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 	uint64_t st;
 
 	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
 	if (!u)
 		u = &none;
 	memset(u, 0, sizeof(*u));
@@ -283,6 +284,7 @@ int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
 	uint32_t res;
 
 	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
 	if (h->type == PERF_RECORD_SAMPLE) {
 		struct pipe_sample s;
 
@@ -352,4 +354,104 @@ uint64_t decode_time(const struct meta *m, const struct perf_event_header *h)
 	if (decode_sample_id(m, &rec, &id) < 0)
 		return 0;
 	return id.time;
+}
+
+/* A NUL-terminated string at c, within the record; NULL if there is none
+ * (a damaged record). */
+static const char *take_str(struct cursor *c)
+{
+	const char *s = (const char *)c->p;
+
+	if (c->p >= c->end || !memchr(c->p, '\0', (size_t)(c->end - c->p))) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += strlen(s) + 1;
+	return s;
+}
+
+static void sb_mmap(struct cursor *c, const struct perf_event_header *h,
+		    struct pipe_sideband *out)
+{
+	uint32_t v;
+
+	take32x2(c, &out->pid, &out->tid);
+	out->addr = take64(c);
+	out->len = take64(c);
+	out->pgoff = take64(c);
+	if (h->type == PERF_RECORD_MMAP2) {
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			const uint8_t *b = take_bytes(c, 24);
+
+			if (b && b[0] <= 20) {
+				out->build_id_size = b[0];
+				out->build_id = b + 4;
+			}
+		} else {
+			take_bytes(c, 24); /* maj, min, ino, ino_generation */
+		}
+		take32x2(c, &out->prot, &v); /* prot, flags */
+	}
+	out->filename = take_str(c);
+}
+
+int decode_sideband(const struct pipe_record *rec, struct pipe_sideband *out)
+{
+	const struct perf_event_header *h = rec->hdr;
+	struct cursor c;
+	uint64_t v;
+
+	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
+	out->rec = rec;
+	out->time = rec->time;
+	if (h->size < sizeof(*h))
+		return -EINVAL;
+	c.p = (const uint8_t *)(h + 1);
+	c.end = (const uint8_t *)h + h->size;
+	c.bad = false;
+	switch (h->type) {
+	case PERF_RECORD_COMM:
+		out->type = PIPE_SB_COMM;
+		take32x2(&c, &out->pid, &out->tid);
+		out->comm = take_str(&c);
+		out->exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		break;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		out->type = PIPE_SB_MMAP;
+		sb_mmap(&c, h, out);
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		out->type = h->type == PERF_RECORD_FORK ? PIPE_SB_FORK :
+							  PIPE_SB_EXIT;
+		take32x2(&c, &out->pid, &out->ppid);
+		take32x2(&c, &out->tid, &out->ptid);
+		v = take64(&c);
+		if (!out->time)
+			out->time = v;
+		break;
+	case PERF_RECORD_LOST:
+		out->type = PIPE_SB_LOST;
+		out->id = take64(&c);
+		out->lost = take64(&c);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		out->type = PIPE_SB_LOST;
+		out->lost = take64(&c);
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		out->type = h->type == PERF_RECORD_THROTTLE ?
+			PIPE_SB_THROTTLE : PIPE_SB_UNTHROTTLE;
+		v = take64(&c);
+		if (!out->time)
+			out->time = v;
+		out->id = take64(&c);
+		break;
+	default:
+		return -ENOENT;
+	}
+	return c.bad ? -EINVAL : 0;
 }

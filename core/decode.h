@@ -1,6 +1,7 @@
 /*
  * decode.h - the one sample decoder: PERF_RECORD_SAMPLE bodies and the
- * sample_id_all trailers of other records, by the event's sample_type.
+ * sample_id_all trailers of other records, by the event's sample_type;
+ * and the sideband records' bodies.
  */
 #ifndef PIPE_DECODE_H
 #define PIPE_DECODE_H
@@ -34,6 +35,11 @@ int decode_sample_stack(const struct meta *m, const struct pipe_record *rec,
  * trailer for the others.  -EINVAL if absent or malformed. */
 int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
 		     struct pipe_sample_id *out);
+/* A sideband record (COMM, MMAP, MMAP2, FORK, EXIT, LOST, LOST_SAMPLES,
+ * THROTTLE, UNTHROTTLE) into *out; strings borrow from rec.  Returns 0,
+ * -ENOENT for another type, -EINVAL for a malformed one (a string without
+ * its NUL, a short body). */
+int decode_sideband(const struct pipe_record *rec, struct pipe_sideband *out);
 /* The time of a record, or 0 when it carries none. */
 uint64_t decode_time(const struct meta *m, const struct perf_event_header *h);
 

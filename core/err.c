@@ -49,3 +49,10 @@ void pipe_err_clear(struct pipe_err *err)
 	err->msg[0] = '\0';
 	err->hint[0] = '\0';
 }
+
+void pipe_err_print(const struct pipe_err *err)
+{
+	fprintf(stderr, "pipe: %s\n", err->msg[0] ? err->msg : "failed");
+	if (err->hint[0])
+		fprintf(stderr, "hint: %s\n", err->hint);
+}

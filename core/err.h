@@ -31,5 +31,8 @@ void pipe_err_clear(struct pipe_err *err);
  * sequences) with '?' in place: one line, nothing the terminal runs.
  * Messages and hints set above are cleaned already. */
 void pipe_err_clean(char *s);
+/* Print "pipe: MSG" (or "pipe: failed") and the "hint: HINT" line to
+ * standard error. */
+void pipe_err_print(const struct pipe_err *err);
 
 #endif

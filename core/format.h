@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "pipe_plugin.h"
+
 #define FMT_VERSION 1
 
 /* File header: 64 bytes. */
@@ -62,12 +64,13 @@ enum fmt_block_type {
 	FMT_ANCILLARY = 0x80, /* bit: a reader may skip unknown ones */
 };
 
-/* Codec ids (the `codec_id` of codec plugins). */
+/* Codec ids: the `codec_id` of codec plugins, defined with their ranges
+ * in pipe_plugin.h. */
 enum fmt_codec {
-	FMT_CODEC_NONE = 0,
-	FMT_CODEC_ZLIB = 1,
-	FMT_CODEC_LZMA = 2,
-	FMT_CODEC_ZSTD = 3,
+	FMT_CODEC_NONE = PIPE_CODEC_NONE,
+	FMT_CODEC_ZLIB = PIPE_CODEC_ZLIB,
+	FMT_CODEC_LZMA = PIPE_CODEC_LZMA,
+	FMT_CODEC_ZSTD = PIPE_CODEC_ZSTD,
 };
 
 /* INDEX payload: 16-byte head, then 48-byte entries. */

@@ -1,6 +1,7 @@
 /*
  * loader.h - loading one plugin .so: dlopen(RTLD_NOW | RTLD_LOCAL), the
- * `pipe_plugin` descriptor, ABI and size checks.
+ * `pipe_plugin` descriptor, ABI and size checks, and the host's own copy
+ * of the descriptor and parameter table at the host's struct sizes.
  */
 #ifndef PIPE_LOADER_H
 #define PIPE_LOADER_H
@@ -10,7 +11,11 @@
 struct pipe_err;
 
 struct loaded {
-	const struct pipe_plugin *plugin; /* borrowed from the .so */
+	const struct pipe_plugin *plugin; /* &desc: read this, not the .so's */
+	struct pipe_plugin desc;          /* the .so's descriptor, zero-extended
+					     to the host's size */
+	struct pipe_param *params;        /* owned copy of its table at the
+					     host's element size, or NULL */
 	void *handle;                     /* dlopen handle */
 	char *path;                       /* owned copy */
 };
@@ -27,5 +32,6 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 void loader_close(struct loaded *l); /* NULL is a no-op */
 /* "source", "codec", "sink" */
 const char *loader_kind_name(uint32_t kind);
+
 
 #endif

@@ -249,10 +249,12 @@ const struct pipe_meta *meta_view(const struct meta *cm)
 		v[i].name = m->evs[i].name;
 		v[i].ids = m->evs[i].ids;
 		v[i].nr_ids = m->evs[i].nr_ids;
+		v[i].reserved = 0;
 	}
 	m->view.size = sizeof(m->view);
 	m->view.nr_events = m->nr_evs;
 	m->view.events = v;
+	m->view.event_size = sizeof(*v);
 	m->view.nr_streams = m->nr_streams;
 	m->view.stream_cpu = m->cpus;
 	m->view.nr_props = m->nr_props;

@@ -36,6 +36,7 @@ struct arg {
 struct args {
 	struct arg *v;  /* one per parameter, table order */
 	uint32_t nr;
+	const struct arg *positional; /* in v, or NULL */
 };
 
 /* What a parse pass is reading, for messages. */
@@ -307,6 +308,9 @@ static void expected_format(char *buf, size_t cap, const struct pipe_param *p)
 	case PIPE_PARAM_LIST:
 		snprintf(buf, cap, "items joined by '+'");
 		break;
+	case PIPE_PARAM_OUTPUT:
+		snprintf(buf, cap, "a file name, or - for standard output");
+		break;
 	default:
 		snprintf(buf, cap, "text");
 		break;
@@ -373,12 +377,16 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 	if (!a->text)
 		return pipe_err_set(err, -ENOMEM, "out of memory");
 	if (len == 0 && p->type != PIPE_PARAM_STR &&
-	    p->type != PIPE_PARAM_LIST)
+	    p->type != PIPE_PARAM_LIST && p->type != PIPE_PARAM_OUTPUT)
 		return pipe_err_set(err, -EINVAL,
 				    "missing value for '%s' of %s", p->name,
 				    ps->what);
 	switch (p->type) {
 	case PIPE_PARAM_STR:
+		break;
+	case PIPE_PARAM_OUTPUT:
+		if (!*a->text)
+			ret = -EINVAL;
 		break;
 	case PIPE_PARAM_INT:
 		ret = int_parse(a->text, &a->num);
@@ -639,6 +647,7 @@ int params_parse(struct args **out, const char *what,
 	ret = args_build(a, what, tables, nr_tables, &positional, err);
 	if (ret < 0)
 		goto out_free;
+	a->positional = positional;
 	if (defaults) {
 		ret = text_apply(a, positional, defaults, &ps, err);
 		if (ret < 0) {
@@ -676,6 +685,13 @@ static const struct arg *arg_get(const struct args *a, const char *name)
 
 	assert(arg && "parameter name not in the plugin's tables");
 	return arg;
+}
+
+const char *args_positional(const struct args *a)
+{
+	if (!a->positional || !a->positional->set)
+		return NULL;
+	return a->positional->text;
 }
 
 bool args_has(const struct args *a, const char *name)
@@ -727,7 +743,7 @@ static int param_check(const struct pipe_param *p, const char *what,
 
 	if (!name_is_valid(p->name))
 		why = "names use a-z, 0-9 and '_'";
-	else if (p->type < PIPE_PARAM_STR || p->type > PIPE_PARAM_LIST)
+	else if (p->type < PIPE_PARAM_STR || p->type > PIPE_PARAM_OUTPUT)
 		why = "unknown type";
 	else if (p->type == PIPE_PARAM_ENUM &&
 		 (!p->choices || !*p->choices))
@@ -820,6 +836,9 @@ static void type_format(char *buf, size_t cap, const struct pipe_param *p)
 		break;
 	case PIPE_PARAM_LIST:
 		snprintf(buf, cap, "A+B+...");
+		break;
+	case PIPE_PARAM_OUTPUT:
+		snprintf(buf, cap, "FILE");
 		break;
 	default:
 		snprintf(buf, cap, "TEXT");

@@ -1,6 +1,6 @@
 /*
  * params.h - parsing `NAME[:ITEM[,ITEM]...]` against a plugin's parameter
- * tables (DESIGN §0): positional first item, key=value, '+' lists,
+ * tables: positional first item, key=value, '+' lists,
  * backslash escapes, on|off, K/M/G sizes, s/ms durations.
  */
 #ifndef PIPE_PARAMS_H
@@ -50,6 +50,11 @@ void params_help(FILE *f, const struct pipe_param *table);
 /* Value parsers shared with the rest of core; 0 or -EINVAL. */
 int params_parse_size(const char *s, int64_t *out);
 int params_parse_duration(const char *s, int64_t *ns);
+
+/* The text of the first table's POSITIONAL parameter when it was given
+ * (borrowed from a), else NULL: how the host names a plugin's subject
+ * (the file of `file:x.dat`) without knowing its parameter's name. */
+const char *args_positional(const struct args *a);
 
 /* True when `name` is a parameter of the tables a was parsed with; lets
  * the host refuse a plugin's unknown name instead of asserting. */

@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "conf.h"
 #include "err.h"
+#include "hostopts.h"
 #include "loader.h"
 #include "meta.h"
 #include "params.h"
@@ -27,7 +29,10 @@ static const char usage_text[] =
 	"usage: pipe -s SOURCE[:ARGS] [-c CODEC[:ARGS]] -k SINK[:ARGS]"
 	" [-k SINK...] [-q] [-v] [-- COMMAND ARGS...]\n"
 	"       pipe plugins            list the plugins of plugins.conf\n"
-	"       pipe help NAME          parameters of plugin NAME\n"
+	"       pipe help NAME|PATH.so  parameters of plugin NAME\n"
+	"       pipe check-plugin PATH.so[:ARGS]\n"
+	"                               load a plugin, run it on a synthetic recording,\n"
+	"                               report what it did and any contract breach\n"
 	"       pipe info [--json] [--scan] FILE\n"
 	"                               summary of a pipe file (--scan: decode every block)\n"
 	"       pipe train -s file:A.dat [-c zstd[:ARGS]] -o DICT [--size N] [--force]\n"
@@ -94,9 +99,7 @@ static void print_clean(const char *s)
 
 static void print_err(const struct pipe_err *err)
 {
-	fprintf(stderr, "pipe: %s\n", err->msg[0] ? err->msg : "failed");
-	if (err->hint[0])
-		fprintf(stderr, "hint: %s\n", err->hint);
+	pipe_err_print(err);
 }
 
 static void usage_error(const char *fmt, ...)
@@ -181,6 +184,29 @@ static struct conf *load_conf(bool quiet)
 	return conf;
 }
 
+/* The default arguments of a plugins.conf line parse against the
+ * plugin's table and the host's options for it. */
+static int conf_args_check(const struct conf_entry *e, const struct loaded *lp,
+			   struct pipe_err *err)
+{
+	const struct pipe_param *tables[1 + HOSTOPTS_MAX] = { lp->plugin->params };
+	struct args *a;
+	char what[160];
+	uint32_t nr;
+	int ret;
+
+	if (!e->args)
+		return 0;
+	nr = 1 + hostopts_tables(lp->plugin->kind, lp->plugin->flags,
+				 tables + 1, NULL);
+	snprintf(what, sizeof(what), "%s '%s'", loader_kind_name(e->kind),
+		 e->name);
+	ret = params_parse(&a, what, tables, nr, e->args, NULL, err);
+	if (ret == 0)
+		args_free(a);
+	return ret;
+}
+
 static int cmd_plugins(const struct conf *conf)
 {
 	uint32_t i;
@@ -195,6 +221,12 @@ static int cmd_plugins(const struct conf *conf)
 			       e->name, err.msg);
 			continue;
 		}
+		if (conf_args_check(e, lp, &err) < 0) {
+			printf("%-6s %-8s BROKEN: %s (default arguments)\n",
+			       loader_kind_name(e->kind), e->name, err.msg);
+			loader_close(lp);
+			continue;
+		}
 		printf("%-6s %-8s %s%s\n", loader_kind_name(e->kind), e->name,
 		       lp->plugin->summary ? lp->plugin->summary : "",
 		       (lp->plugin->flags & PIPE_PLUGIN_BYTES) ? " (bytes)" : "");
@@ -203,43 +235,68 @@ static int cmd_plugins(const struct conf *conf)
 	return 0;
 }
 
+/* The help of one loaded plugin: its table, then the host's options;
+ * `path` (may be NULL) when it was named by its file. */
+static void help_plugin(const struct loaded *lp, const char *name,
+			const char *path)
+{
+	const struct pipe_plugin *p = lp->plugin;
+	const struct pipe_param *host[HOSTOPTS_MAX];
+	const char *title[HOSTOPTS_MAX];
+	uint32_t nr, i;
+
+	printf("%s %s%s%s%s: %s\n", loader_kind_name(p->kind), name,
+	       path ? " (" : "", path ? path : "", path ? ")" : "",
+	       p->summary ? p->summary : "");
+	if (p->params && p->params[0].name)
+		params_help(stdout, p->params);
+	nr = hostopts_tables(p->kind, p->flags, host, title);
+	for (i = 0; i < nr; i++) {
+		printf("  %s:\n", title[i]);
+		params_help(stdout, host[i]);
+	}
+	printf("\n");
+}
+
 static int cmd_help(const struct conf *conf, const char *name)
 {
 	static const uint32_t kinds[] = { PIPE_KIND_SOURCE, PIPE_KIND_CODEC,
 					  PIPE_KIND_SINK };
-	const struct pipe_param *writer = run_writer_params();
-	int found = 0;
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct loaded *lp;
+	int found = 0, bad = 0;
 	size_t k;
 
+	if (strchr(name, '/')) {
+		if (loader_open(&lp, name, 0, &err) < 0) {
+			print_err(&err);
+			return 1;
+		}
+		help_plugin(lp, lp->plugin->name, name);
+		loader_close(lp);
+		return 0;
+	}
 	for (k = 0; k < 3; k++) {
 		const struct conf_entry *e = conf_find(conf, kinds[k], name);
-		struct pipe_err err = { { 0 }, { 0 } };
-		struct loaded *lp;
 
 		if (!e)
 			continue;
 		found++;
 		if (loader_open(&lp, e->path, kinds[k], &err) < 0) {
 			print_err(&err);
+			bad++;
 			continue;
 		}
-		printf("%s %s: %s\n", loader_kind_name(kinds[k]), name,
-		       lp->plugin->summary ? lp->plugin->summary : "");
-		if (lp->plugin->params && lp->plugin->params[0].name)
-			params_help(stdout, lp->plugin->params);
-		if (kinds[k] == PIPE_KIND_CODEC) {
-			printf("  writer options (every codec):\n");
-			params_help(stdout, writer);
-		}
-		printf("\n");
+		help_plugin(lp, name, NULL);
 		loader_close(lp);
 	}
 	if (!found) {
 		fprintf(stderr, "pipe: no plugin named '%s'\n", name);
-		fprintf(stderr, "hint: 'pipe plugins' lists them\n");
+		fprintf(stderr, "hint: 'pipe plugins' lists them; a plugin "
+			"file is named by its path, as ./x.so\n");
 		return 1;
 	}
-	return 0;
+	return bad ? 1 : 0;
 }
 
 static void json_str(const char *s)
@@ -309,7 +366,7 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 		size_t l = strlen(kv[n].val);
 
 		snprintf(kv[n].val + l, sizeof(kv[n].val) - l, "%s%s",
-			 e ? "," : "", m->events[e].name);
+			 e ? "," : "", pipe_meta_event(m, e)->name);
 	}
 	n++;
 	for (e = 0; e < m->nr_props && n < sizeof(kv) / sizeof(kv[0]); e++)
@@ -494,6 +551,14 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "train"))
 		return cmd_train(argc, argv);
+	if (!strcmp(argv[1], "check-plugin")) {
+		if (argc != 3)
+			usage_error("%s", "usage: pipe check-plugin PATH.so[:ARGS]");
+		conf = load_conf(true);
+		code = check_plugin(conf, argv[2]);
+		conf_free(conf);
+		return stdout_done(code);
+	}
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 

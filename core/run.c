@@ -18,7 +18,9 @@
 
 #include "conf.h"
 #include "container.h"
+#include "crash.h"
 #include "host.h"
+#include "hostopts.h"
 #include "loader.h"
 #include "merge.h"
 #include "meta.h"
@@ -34,25 +36,9 @@
 #define RUN_REAP_GRACE_MS 1000
 /* default block size of recordings with user stacks (callchain=dwarf) */
 #define RUN_STACK_BLOCK (1u << 20)
+#define MORE_ERRORS_MAX 8 /* failures shown after the run's first */
 
-/* Writer options every codec accepts on -c (DESIGN §0). */
-static const struct pipe_param writer_params_table[] = {
-	{ "block", PIPE_PARAM_SIZE, 0, "256K",
-	  "raw bytes of records per block", NULL,
-	  CONTAINER_BLOCK_MIN, CONTAINER_BLOCK_MAX },
-	{ "flush", PIPE_PARAM_DURATION, 0, "1s",
-	  "a quiet stream still reaches the output within this time", NULL,
-	  1000000, INT64_C(3600) * 1000000000 },
-	{ "transform", PIPE_PARAM_ENUM, 0, "auto",
-	  "record-aware column transform (auto: on unless codec none)",
-	  "auto|on|off", 0, 0 },
-	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
-};
-
-const struct pipe_param *run_writer_params(void)
-{
-	return writer_params_table;
-}
+#define FLUSH_EVERY_NS 1000000000u /* sinks' flush on live runs */
 
 struct codec_slot {
 	struct loaded *lp;  /* owned */
@@ -77,7 +63,8 @@ struct pipeline {
 	uint32_t nr_codecs;
 	struct inst **open_codecs;  /* reader codec instances */
 	uint32_t nr_open_codecs;
-	struct pipe_err derr;       /* first deferred error */
+	struct pipe_err more[MORE_ERRORS_MAX]; /* failures after the first */
+	uint32_t nr_more;
 	uint8_t *dict_data;         /* dict_file= contents, owned */
 	size_t dict_len;
 	uint32_t *win_cpus;         /* file source cpus=, owned */
@@ -86,6 +73,7 @@ struct pipeline {
 	uint64_t samples, lost, throttled, records;
 	struct timespec t0;
 	uint64_t next_status;       /* monotonic ns of the next status line */
+	uint64_t next_flush;        /* monotonic ns of the next sink flush */
 	bool status_shown;          /* a status line is on the terminal */
 	int cut_signo;              /* a file read stopped by this signal */
 };
@@ -126,11 +114,31 @@ static bool is_state_record(uint32_t type)
 	       type == PERF_RECORD_EXIT;
 }
 
+/*
+ * A failure of a sink when `first` already holds the run's failure (0:
+ * none yet): the first goes to err, the others are kept to be shown after
+ * it.  Returns the run's failure.
+ */
+static int sink_failed(struct pipeline *pl, int first, int ret,
+		       const struct pipe_err *e, struct pipe_err *err)
+{
+	if (!first) {
+		*err = *e;
+		return ret;
+	}
+	if (pl->nr_more < MORE_ERRORS_MAX)
+		pl->more[pl->nr_more++] = *e;
+	return first;
+}
+
+/* Every record sink gets the batch, even after one of them failed on
+ * it, so that each failing sink's error is shown. */
 static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
 		       bool symbols_only, struct pipe_err *err)
 {
+	struct pipe_err e;
 	uint32_t i;
-	int ret;
+	int ret, first = 0;
 
 	if (!b->nr)
 		return 0;
@@ -138,15 +146,16 @@ static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
 		struct inst *s = pl->sinks[i];
 		bool sym = s->p->flags & PIPE_PLUGIN_SYMBOLS;
 
-		if (!s->p->consume || (s->p->flags & PIPE_PLUGIN_BYTES))
+		if ((s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
 		if (sym != symbols_only)
 			continue;
-		ret = s->p->consume(s->state, b);
+		ret = s->p->consume ? inst_consume(s, b, &e) :
+				      inst_records(s, b, &e);
 		if (ret < 0)
-			return inst_fail(s, ret, err);
+			first = sink_failed(pl, first, ret, &e, err);
 	}
-	return 0;
+	return first;
 }
 
 /*
@@ -269,7 +278,7 @@ static void status_update(struct pipeline *pl)
 		uint64_t size = 0;
 
 		creader_stats(pl->reader, &st);
-		pl->src->p->byte_size(pl->src->state, &size);
+		inst_byte_size(pl->src, &size);
 		fprintf(stderr, "\r\033[Kpipe: reading %.1f MB", (double)st.file_bytes / 1e6);
 		if (size)
 			fprintf(stderr, " of %.1f MB (%.0f%%)", (double)size / 1e6,
@@ -304,19 +313,20 @@ static int write_bytes(void *opaque, const void *buf, size_t len,
 		       struct pipe_err *err)
 {
 	struct pipeline *pl = opaque;
+	struct pipe_err e;
 	uint32_t i;
-	int ret;
+	int ret, first = 0;
 
 	for (i = 0; i < pl->nr_sinks; i++) {
 		struct inst *s = pl->sinks[i];
 
-		if (!(s->p->flags & PIPE_PLUGIN_BYTES))
+		if (!(s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
-		ret = s->p->write(s->state, buf, len);
+		ret = inst_write(s, buf, len, &e);
 		if (ret < 0)
-			return inst_fail(s, ret, err);
+			first = sink_failed(pl, first, ret, &e, err);
 	}
-	return 0;
+	return first;
 }
 
 static bool has_byte_sink(const struct pipeline *pl)
@@ -371,7 +381,8 @@ static int read_dict_file(struct pipeline *pl, const char *path,
 	return 0;
 }
 
-/* dict=, dict_size=, dict_file= of codecs that take dictionaries */
+/* The writer options dict=, dict_size=, dict_file=: for codecs that
+ * take dictionaries; asking another codec for one is an error. */
 static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 			    struct pipe_err *err)
 {
@@ -381,14 +392,18 @@ static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 	int64_t m;
 
 	wo->dict_mode = CW_DICT_OFF;
-	if (!inst_has_param(pl->codec, "dict") || !pl->codec->p->train ||
-	    !pl->codec->p->add_dict)
-		return 0;
 	m = args_int(a, "dict"); /* index in "auto|on|off" */
+	if (!pl->codec->p->train || !pl->codec->p->add_dict) {
+		if (m != 1 && !args_is_set(a, "dict_file"))
+			return 0;
+		pipe_err_set(err, -EINVAL, "%s takes no dictionary",
+			     pl->codec->ctx.what);
+		pipe_err_hint(err, "drop dict= and dict_file=, or use -c zstd");
+		return -EINVAL;
+	}
 	if (m < 0 || m > 2)
 		m = 2;
-	file = inst_has_param(pl->codec, "dict_file") ?
-		args_str(a, "dict_file") : NULL;
+	file = args_str(a, "dict_file");
 	if (file && m == 2) {
 		pipe_err_set(err, -EINVAL, "codec '%s': dict_file='%s' needs "
 			     "dictionaries, and dict=off turns them off",
@@ -407,8 +422,7 @@ static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 	    !args_is_set(a, "dict"))
 		m = file ? 1 : 2;
 	wo->dict_mode = modes[m];
-	if (inst_has_param(pl->codec, "dict_size"))
-		wo->dict_size = (uint32_t)args_int(a, "dict_size");
+	wo->dict_size = (uint32_t)args_int(a, "dict_size");
 	if (file) {
 		int ret = read_dict_file(pl, file, err);
 
@@ -439,11 +453,12 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 	int ret;
 
 	ret = inst_open(&pl->codec, pl->o->conf, PIPE_KIND_CODEC, spec,
-			writer_params_table, &pl->hr, err);
+			&pl->hr, err);
 	if (ret < 0)
 		return ret;
 	wo.codec = pl->codec->p;
 	wo.codec_state = pl->codec->state;
+	wo.codec_ctx = &pl->codec->ctx;
 	wo.codec_name = pl->codec->p->name;
 	wo.block_size = (uint32_t)args_int(pl->codec->ctx.args, "block");
 	/* a sample with a user stack is some 30 times larger: keep about as
@@ -467,7 +482,7 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 
 static int reader_codec_open(void *opaque, uint32_t codec_id,
 			     const struct pipe_plugin **p, void **state,
-			     struct pipe_err *err)
+			     struct pipe_ctx **ctx, struct pipe_err *err)
 {
 	struct pipeline *pl = opaque;
 	const struct conf *conf = pl->o->conf;
@@ -509,6 +524,7 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 	list[pl->nr_open_codecs++] = in;
 	*p = in->p;
 	*state = in->state;
+	*ctx = &in->ctx;
 	return 0;
 }
 
@@ -614,14 +630,14 @@ static int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
 {
 	struct inst *src = pl->src;
 	struct cr_opts ro = { 0 };
-	const char *name = args_str(src->ctx.args, "path");
+	const char *name = inst_subject(src);
 	int ret;
 
 	ro.src = src->p;
 	ro.src_state = src->state;
-	ro.name = name ? name : "-";
-	ro.strict = strict || (args_is_set(src->ctx.args, "strict") &&
-			       args_int(src->ctx.args, "strict"));
+	ro.src_ctx = &src->ctx;
+	ro.name = name ? name : src->ctx.what;
+	ro.strict = strict || args_int(src->ctx.args, "strict");
 	ro.codec_open = reader_codec_open;
 	ro.codec_close = reader_codec_close;
 	ro.codec_error = reader_codec_error;
@@ -680,12 +696,29 @@ static int signal_take(struct pipeline *pl)
 
 static int stop_source(struct pipeline *pl, int signo, struct pipe_err *err)
 {
+	return inst_stop(pl->src, signo, err);
+}
+
+/* Ask every sink that is working to push its buffered output out, at
+ * most once a FLUSH_EVERY_NS (the first time with the first records), so
+ * a long run reaches its outputs as it goes. */
+static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint32_t i;
 	int ret;
 
-	if (!pl->src->p->stop)
+	if (now < pl->next_flush)
 		return 0;
-	ret = pl->src->p->stop(pl->src->state, signo);
-	return ret < 0 ? inst_fail(pl->src, ret, err) : 0;
+	pl->next_flush = now + FLUSH_EVERY_NS;
+	for (i = 0; i < pl->nr_sinks; i++) {
+		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
+			continue;
+		ret = inst_flush(pl->sinks[i], err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
 }
 
 static int wait_source(struct pipeline *pl, struct pipe_err *err)
@@ -693,10 +726,9 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 	struct pollfd pfd[MAX_FDS + 1];
 	int fds[MAX_FDS], n = 0, i, ret, signo;
 
-	if (pl->src->p->fds)
-		n = pl->src->p->fds(pl->src->state, fds, MAX_FDS);
+	n = inst_fds(pl->src, fds, MAX_FDS, err);
 	if (n < 0)
-		return inst_fail(pl->src, n, err);
+		return n;
 	for (i = 0; i < n; i++) {
 		pfd[i].fd = fds[i];
 		pfd[i].events = POLLIN;
@@ -713,9 +745,12 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 			return stop_source(pl, signo, err);
 	}
 	status_update(pl);
-	if (pl->writer)
-		return cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC), err);
-	return 0;
+	if (pl->writer) {
+		ret = cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC), err);
+		if (ret < 0)
+			return ret;
+	}
+	return flush_sinks(pl, err);
 }
 
 static int loop_records(struct pipeline *pl, struct pipe_err *err)
@@ -727,8 +762,7 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 	if (ret < 0)
 		return ret;
 	for (;;) {
-		memset(&b, 0, sizeof(b));
-		ret = pl->src->p->read(pl->src->state, &b);
+		ret = inst_read(pl->src, &b, err);
 		if (ret == PIPE_EOF)
 			break;
 		if (ret == -EAGAIN) {
@@ -738,8 +772,10 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 			continue;
 		}
 		if (ret < 0)
-			return inst_fail(pl->src, ret, err);
+			return ret;
 		ret = take_batch(pl, &b, err);
+		if (ret == 0)
+			ret = flush_sinks(pl, err);
 		if (ret < 0)
 			return ret;
 		status_update(pl);
@@ -765,6 +801,8 @@ static int loop_bytes(struct pipeline *pl, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 		ret = deliver(pl, &b, err);
+		if (ret == 0)
+			ret = flush_sinks(pl, err);
 		if (ret < 0)
 			return ret;
 		status_update(pl);
@@ -786,7 +824,7 @@ static int open_sinks(struct pipeline *pl, struct pipe_err *err)
 		return -ENOMEM;
 	for (i = 0; i < pl->o->nr_sinks; i++) {
 		ret = inst_open(&pl->sinks[i], pl->o->conf, PIPE_KIND_SINK,
-				pl->o->sinks[i], NULL, &pl->hr, err);
+				pl->o->sinks[i], &pl->hr, err);
 		if (ret < 0)
 			return ret;
 		pl->nr_sinks++;
@@ -802,25 +840,38 @@ static void sym_warn(void *opaque, const char *line)
 	print_line("warning: ", line);
 }
 
-/* A symbolizing sink's demangle= and debug_dir=, when it declares them,
- * set the shared symbolizer's options. */
-static void sym_opts_from_sinks(struct pipeline *pl,
-				struct symbolizer_opts *so)
+/*
+ * The symbolizer is shared: its debug_dir= comes from whichever sink
+ * gives one, and two sinks giving different ones is an error.  (demangle=
+ * stays each sink's own: the host applies it per call.)
+ */
+static int sym_opts_from_sinks(struct pipeline *pl,
+			       struct symbolizer_opts *so, struct pipe_err *err)
 {
+	const struct inst *from = NULL;
 	uint32_t i;
 
 	for (i = 0; i < pl->nr_sinks; i++) {
 		struct inst *s = pl->sinks[i];
+		const char *dir;
 
 		if (!(s->p->flags & PIPE_PLUGIN_SYMBOLS))
 			continue;
-		if (inst_has_param(s, "demangle") &&
-		    !args_int(s->ctx.args, "demangle"))
-			so->demangle = false;
-		if (inst_has_param(s, "debug_dir") &&
-		    args_is_set(s->ctx.args, "debug_dir"))
-			so->debug_dir = args_str(s->ctx.args, "debug_dir");
+		dir = args_str(s->ctx.args, "debug_dir");
+		if (!dir)
+			continue;
+		if (from && strcmp(dir, so->debug_dir)) {
+			pipe_err_set(err, -EINVAL, "%s and %s give different "
+				     "debug_dir= values", from->ctx.what,
+				     s->ctx.what);
+			pipe_err_hint(err, "the symbolizer is shared: give "
+				      "the same directory, or one sink only");
+			return -EINVAL;
+		}
+		so->debug_dir = dir;
+		from = s;
 	}
+	return 0;
 }
 
 static int start_sinks(struct pipeline *pl, struct pipe_err *err)
@@ -829,7 +880,9 @@ static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 	uint32_t i;
 	int ret;
 
-	sym_opts_from_sinks(pl, &so);
+	ret = sym_opts_from_sinks(pl, &so, err);
+	if (ret < 0)
+		return ret;
 	if (pl->symbols) {
 		ret = symbolizer_new(&pl->hr.sym, &so, pl->hr.meta, err);
 		if (ret < 0)
@@ -841,47 +894,63 @@ static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 			return ret;
 	}
 	for (i = 0; i < pl->nr_sinks; i++) {
-		struct inst *s = pl->sinks[i];
-
-		if (!s->p->start_sink)
-			continue;
-		ret = s->p->start_sink(s->state);
+		ret = inst_start_sink(pl->sinks[i], err);
 		if (ret < 0)
-			return inst_fail(s, ret, err);
+			return ret;
 	}
 	return 0;
 }
 
 /*
- * Finish every sink.  After a failure (`failed`) the pipe file keeps the
- * blocks written so far but gets no trailer: it must not read as a
- * complete recording (docs/reliability.md).
+ * End the outputs of every sink that started and has not failed: finish
+ * runs after a successful run and after a failed one alike, so what the
+ * sinks got ends cleanly (a failed sink gets only close).  After a
+ * successful run (ok) the files the sinks opened take their place once
+ * every finish succeeded; otherwise (a failed or interrupted run) the pipe
+ * file keeps the blocks written so far but gets no trailer, so it does
+ * not read as a complete recording, and the outputs are abandoned when
+ * the sinks are freed.  `first` is the run's failure so far (0: none, err
+ * holds it).
  */
-static int finish_sinks(struct pipeline *pl, bool failed,
+static int finish_sinks(struct pipeline *pl, bool ok, int first,
 			struct pipe_err *err)
 {
+	struct pipe_err e;
 	uint32_t i;
-	int ret, first = 0;
+	int ret;
 
 	if (pl->writer) {
-		ret = failed ? cwriter_cut(pl->writer, err) :
-			       cwriter_finish(pl->writer, err);
+		ret = ok ? cwriter_finish(pl->writer, &e) :
+			   cwriter_cut(pl->writer, &e);
 		if (ret < 0)
-			first = ret;
+			first = sink_failed(pl, first, ret, &e, err);
 	}
 	for (i = 0; i < pl->nr_sinks; i++) {
-		struct inst *s = pl->sinks[i];
-		struct pipe_err e2;
-
-		if (!s->p->finish)
+		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
 			continue;
-		ret = s->p->finish(s->state);
-		if (ret < 0 && !first)
-			first = inst_fail(s, ret, err);
-		else if (ret < 0)
-			inst_fail(s, ret, &e2);
+		ret = inst_finish(pl->sinks[i], &e);
+		if (ret < 0)
+			first = sink_failed(pl, first, ret, &e, err);
+	}
+	for (i = 0; ok && !first && i < pl->nr_sinks; i++) {
+		ret = inst_outputs_end(pl->sinks[i], true, &e);
+		if (ret < 0)
+			first = sink_failed(pl, first, ret, &e, err);
 	}
 	return first;
+}
+
+/* Show the failures that came after the run's first, after it. */
+static void show_more(struct pipeline *pl, struct pipe_err *err)
+{
+	uint32_t i;
+
+	if (!pl->nr_more)
+		return;
+	pipe_err_print(err);
+	for (i = 0; i < pl->nr_more; i++)
+		pipe_err_print(&pl->more[i]);
+	pipe_err_clear(err);
 }
 
 static void print_summary(struct pipeline *pl)
@@ -976,6 +1045,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 	pl.hr.verbose = o->verbose;
 	pl.hr.tty = isatty(STDERR_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pl.t0);
+	crash_install();
 	ret = signals_open(&pl, &old);
 	if (ret < 0) {
 		pipe_err_set(err, ret, "cannot set up signals: %s", strerror(-ret));
@@ -989,18 +1059,20 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 			fprintf(stderr, "pipe: warning: cannot adopt the "
 				"command's orphans: %s\n", strerror(-r));
 	}
-	ret = inst_open(&pl.src, o->conf, PIPE_KIND_SOURCE, o->source, NULL,
-			&pl.hr, err);
+	ret = inst_open(&pl.src, o->conf, PIPE_KIND_SOURCE, o->source, &pl.hr,
+			err);
 	if (ret < 0)
 		goto out;
 	if (o->command && !(pl.src->p->flags & PIPE_PLUGIN_LIVE)) {
 		ret = pipe_err_set(err, -EINVAL,
-				   "source '%s' does not run a command",
-				   pl.src->p->name);
+				   "%s does not run a command",
+				   pl.src->ctx.what);
 		pipe_err_hint(err, "a command after -- needs a live source, such as -s perf");
 		pl.hr.command_status = 2 << 8; /* usage */
 		goto out;
 	}
+	if (pl.src->p->flags & PIPE_PLUGIN_BYTES)
+		pl.hr.input = inst_subject(pl.src);
 	ret = open_sinks(&pl, err);
 	if (ret < 0)
 		goto out;
@@ -1016,9 +1088,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		ret = open_reader(&pl, false, 0, err);
 	} else {
 		pl.hr.meta = meta_new();
-		ret = pl.hr.meta ? pl.src->p->start(pl.src->state) : -ENOMEM;
-		if (ret < 0)
-			ret = inst_fail(pl.src, ret, err);
+		ret = pl.hr.meta ? inst_start(pl.src, err) : -ENOMEM;
 	}
 	if (ret < 0)
 		goto out;
@@ -1031,16 +1101,15 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		ret = loop_records(&pl, err);
 	if (ret < 0) {
 		/* keep what was written: close the outputs cleanly anyway */
-		struct pipe_err e2;
-
 		status_clear(&pl);
-		finish_sinks(&pl, true, &e2);
+		finish_sinks(&pl, false, ret, err);
 		goto out;
 	}
 	status_clear(&pl);
 	/* an interrupted read: the outputs have what was read, a pipe file
-	 * is cut (no trailer), and the exit status says so (128+N) */
-	ret = finish_sinks(&pl, pl.cut_signo != 0, err);
+	 * is cut (no trailer), an existing file is not replaced by them, and
+	 * the exit status says so (128+N) */
+	ret = finish_sinks(&pl, pl.cut_signo == 0, 0, err);
 	if (ret == 0 && pl.cut_signo)
 		say_cut(&pl);
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
@@ -1057,6 +1126,10 @@ out:
 		 * record ends its workload: SIGTERM, then SIGKILL */
 		if (ret < 0 && o->command)
 			reap_terminate(RUN_REAP_GRACE_MS);
+		if (ret < 0)
+			show_more(&pl, err);
+		if (o->breaches)
+			*o->breaches = pl.hr.breaches;
 		pipeline_free(&pl);
 		if (ret < 0 && o->command)
 			reap_all(RUN_REAP_GRACE_MS);
@@ -1187,7 +1260,8 @@ static int open_file_read(struct pipeline *pl, const char *spec, bool strict,
 	pl->hr.command_status = -1;
 	pl->hr.tty = isatty(STDERR_FILENO);
 	clock_gettime(CLOCK_MONOTONIC, &pl->t0);
-	ret = inst_open(&pl->src, pl->o->conf, PIPE_KIND_SOURCE, spec, NULL,
+	crash_install();
+	ret = inst_open(&pl->src, pl->o->conf, PIPE_KIND_SOURCE, spec,
 			&pl->hr, err);
 	if (ret < 0)
 		return ret;
@@ -1244,7 +1318,7 @@ int run_read(const struct conf *conf, const char *spec, bool strict,
 	}
 	status_clear(&pl);
 	creader_stats(pl.reader, &res->st);
-	if (pl.src->p->byte_size(pl.src->state, &size) == 0)
+	if (inst_byte_size(pl.src, &size) == 0)
 		res->file_size = size;
 	ret = copy_meta(&pl, spec, res, err);
 out:
@@ -1284,14 +1358,24 @@ static int scan_batch(void *opaque, const struct meta *m,
 int run_scan(const struct conf *conf, const char *path, bool strict,
 	     uint32_t threads, struct scan_result *res, struct pipe_err *err)
 {
-	struct scan_state ss = { { 0 }, 0, 0 };
 	char *spec = file_spec(path);
 	int ret;
 
 	if (!spec)
 		return -ENOMEM;
-	ret = run_read(conf, spec, strict, threads, scan_batch, &ss, res, err);
+	ret = run_scan_spec(conf, spec, strict, threads, res, err);
 	free(spec);
+	return ret;
+}
+
+int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
+		  uint32_t threads, struct scan_result *res,
+		  struct pipe_err *err)
+{
+	struct scan_state ss = { { 0 }, 0, 0 };
+	int ret;
+
+	ret = run_read(conf, spec, strict, threads, scan_batch, &ss, res, err);
 	if (ret == 0) {
 		res->out_of_order = ss.out_of_order;
 		snprintf(res->digest, sizeof(res->digest), "%016llx",

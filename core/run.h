@@ -26,6 +26,7 @@ struct run_opts {
 	char *const *command;        /* -- CMD ARGS, NULL-terminated, or NULL */
 	bool quiet;                  /* -q */
 	bool verbose;                /* -v */
+	uint32_t *breaches;          /* out, may be NULL: host calls refused */
 };
 
 /*
@@ -34,9 +35,6 @@ struct run_opts {
  * the one message.
  */
 int run_pipeline(const struct run_opts *o, struct pipe_err *err);
-
-/* The writer options every codec takes on -c (block=, flush=, ...). */
-const struct pipe_param *run_writer_params(void);
 
 /* What a whole-file scan found. */
 struct scan_result {
@@ -52,6 +50,10 @@ struct scan_result {
  * negative errno with err set. */
 int run_scan(const struct conf *conf, const char *path, bool strict,
 	     uint32_t threads, struct scan_result *res, struct pipe_err *err);
+/* The same through byte source `spec` ("./mine.so:x.dat"). */
+int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
+		  uint32_t threads, struct scan_result *res,
+		  struct pipe_err *err);
 void scan_result_release(struct scan_result *res);
 
 /*

@@ -971,6 +971,11 @@ static bool is_kernel(uint64_t ip, uint16_t misc)
 	       ip >= KERNEL_MIN_ADDR;
 }
 
+void symbolizer_set_demangle(struct symbolizer *s, bool on)
+{
+	s->opts.demangle = on;
+}
+
 int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 		       uint16_t misc, struct pipe_symbol *out)
 {
@@ -979,6 +984,7 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 	uint64_t off, vaddr;
 
 	memset(out, 0, sizeof(*out));
+	out->size = sizeof(*out);
 	out->offset = ip;
 	if (is_kernel(ip, misc)) {
 		if (!s->kernel.loaded)

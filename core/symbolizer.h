@@ -31,6 +31,8 @@ void symbolizer_free(struct symbolizer *s);
 /* Apply one sideband record (MMAP, MMAP2, COMM, FORK, EXIT); other types
  * are ignored.  Malformed records are ignored too (counted). */
 void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h);
+/* Whether the names resolve_* hands out from now on are demangled. */
+void symbolizer_set_demangle(struct symbolizer *s, bool on);
 /* Resolve; strings in *out live as long as s. */
 int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 		       uint16_t misc, struct pipe_symbol *out);

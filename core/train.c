@@ -13,6 +13,7 @@
 #include "err.h"
 #include "host.h"
 #include "meta.h"
+#include "output.h"
 #include "params.h"
 #include "run.h"
 #include "train.h"
@@ -141,37 +142,21 @@ static int train_batch(void *opaque, const struct meta *m,
 static int write_dict(const struct train_opts *o, const void *dict,
 		      size_t len, struct pipe_err *err)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC |
-		    (o->force ? O_TRUNC : O_EXCL);
-	int fd = open(o->output, flags, 0644);
-	const uint8_t *p = dict;
+	struct output *out;
+	int ret;
 
-	if (fd < 0 && errno == EEXIST) {
-		pipe_err_set(err, -EEXIST, "output '%s' already exists", o->output);
-		pipe_err_hint(err, "add --force to overwrite it");
-		return -EEXIST;
+	ret = output_open(&out, o->output, o->force,
+			  "add --force to overwrite it", NULL, err);
+	if (ret < 0)
+		return ret;
+	if (fwrite(dict, 1, len, output_file(out)) != len) {
+		ret = pipe_err_set(err, -errno ? -errno : -EIO,
+				   "cannot write '%s': %s", o->output,
+				   strerror(errno ? errno : EIO));
+		output_abort(out);
+		return ret;
 	}
-	if (fd < 0)
-		return pipe_err_set(err, -errno, "cannot create '%s': %s",
-				    o->output, strerror(errno));
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			close(fd);
-			unlink(o->output);
-			return pipe_err_set(err, -e, "cannot write '%s': %s",
-					    o->output, strerror(e));
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return close(fd) < 0 ? pipe_err_set(err, -errno, "cannot write '%s': %s",
-					    o->output, strerror(errno)) : 0;
+	return output_commit(out, err);
 }
 
 static void trainer_release(struct trainer *t)
@@ -198,11 +183,10 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 	int ret;
 
 	ret = inst_open(&codec, o->conf, PIPE_KIND_CODEC,
-			o->codec ? o->codec : "zstd", run_writer_params(), &hr,
-			err);
+			o->codec ? o->codec : "zstd", &hr, err);
 	if (ret < 0)
 		return ret;
-	if (!codec->p->train || !inst_has_param(codec, "dict_size")) {
+	if (!codec->p->train) {
 		ret = pipe_err_set(err, -EINVAL,
 				   "%s does not train dictionaries", codec->ctx.what);
 		pipe_err_hint(err, "use -c zstd");
@@ -238,12 +222,10 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 		pipe_err_hint(err, "train on longer recordings, or with a smaller block=");
 		goto out;
 	}
-	ret = codec->p->train(codec->state, t.samples, t.sizes, t.nr_sizes,
-			      dict, size, &dict_len);
-	if (ret < 0) {
-		ret = inst_fail(codec, ret, err);
+	ret = inst_train(codec, t.samples, t.sizes, t.nr_sizes, dict, size,
+			 &dict_len, err);
+	if (ret < 0)
 		goto out;
-	}
 	ret = write_dict(o, dict, dict_len, err);
 	if (ret == 0)
 		fprintf(stderr, "pipe: trained a %zu-byte dictionary on %.1f MB "

@@ -12,7 +12,6 @@
 
 #include "pipe_plugin.h"
 
-#define LZMA_CODEC_ID 2
 /* Largest block either side accepts: the format's length limit. */
 #define LZMA_BLOCK_MAX (64u << 20)
 
@@ -226,19 +225,16 @@ static int xz_decompress(void *state, uint32_t dict_id, const void *src,
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_CODEC,
+PIPE_PLUGIN_CODEC(
 	.flags = 0,
 	.name = "lzma",
 	.summary = "raw LZMA2 blocks (xz's compressor), slow and small",
 	.version = "1 (liblzma " LZMA_VERSION_STRING ")",
 	.params = xz_params,
-	.codec_id = LZMA_CODEC_ID,
+	.codec_id = PIPE_CODEC_LZMA,
 	.open = xz_open,
 	.close = xz_close,
 	.bound = xz_bound,
 	.compress = xz_compress,
-	.decompress = xz_decompress,
-};
+	.decompress = xz_decompress
+);

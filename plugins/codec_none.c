@@ -78,17 +78,14 @@ static int none_decompress(void *state, uint32_t dict_id, const void *src,
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_CODEC,
+PIPE_PLUGIN_CODEC(
 	.name = "none",
 	.summary = "blocks stored uncompressed",
 	.version = "1",
-	.codec_id = 0,
+	.codec_id = PIPE_CODEC_NONE,
 	.open = none_open,
 	.close = none_close,
 	.bound = none_bound,
 	.compress = none_compress,
-	.decompress = none_decompress,
-};
+	.decompress = none_decompress
+);

@@ -12,7 +12,6 @@
 
 #include "pipe_plugin.h"
 
-#define ZLIB_CODEC_ID 1
 
 struct zlib_state {
 	const struct pipe_host *host; /* borrowed for the instance's life */
@@ -203,19 +202,16 @@ static int zlib_decompress(void *state, uint32_t dict_id, const void *src,
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_CODEC,
+PIPE_PLUGIN_CODEC(
 	.flags = 0,
 	.name = "zlib",
 	.summary = "zlib (deflate) blocks",
 	.version = "1 (zlib " ZLIB_VERSION ")",
 	.params = zlib_params,
-	.codec_id = ZLIB_CODEC_ID,
+	.codec_id = PIPE_CODEC_ZLIB,
 	.open = zlib_open,
 	.close = zlib_close,
 	.bound = zlib_bound,
 	.compress = zlib_compress,
-	.decompress = zlib_decompress,
-};
+	.decompress = zlib_decompress
+);

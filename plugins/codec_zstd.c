@@ -1,9 +1,9 @@
 /*
  * codec_zstd.c - the zstd codec (id 3): each block is one zstd frame with
  * its content size and without a dictionary id (the block header names the
- * dictionary).  Dictionaries are added by id and trained with ZDICT.
- * The dict, dict_size and dict_file parameters are read by the container
- * writer; they are declared here so that `-c zstd:...` accepts them.
+ * dictionary).  Dictionaries are added by id and trained with ZDICT;
+ * when to train, and how big, are the host's writer options (dict=,
+ * dict_size=, dict_file=).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +15,6 @@
 
 #include "pipe_plugin.h"
 
-#define ZSTD_CODEC_ID 3
 #define ZSTD_LEVEL_MIN -50
 #define ZSTD_LEVEL_MAX 19
 #define ZSTD_MAX_DICTS 64
@@ -46,13 +45,6 @@ static const struct pipe_param zstd_params[] = {
 	{ "level", PIPE_PARAM_INT, PIPE_PARAM_POSITIONAL, "3",
 	  "compression level, negative is faster (0: zstd's default, 3)",
 	  NULL, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX },
-	{ "dict", PIPE_PARAM_ENUM, 0, "auto",
-	  "train a dictionary per stream (auto: when blocks are small)",
-	  "auto|on|off", 0, 0 },
-	{ "dict_size", PIPE_PARAM_SIZE, 0, "32K",
-	  "size of a trained dictionary", NULL, 1024, 1 << 20 },
-	{ "dict_file", PIPE_PARAM_STR, 0, NULL,
-	  "use this pre-trained dictionary instead of training", NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -338,21 +330,18 @@ static int zstd_train(void *state, const void *samples, const size_t *sizes,
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_CODEC,
+PIPE_PLUGIN_CODEC(
 	.flags = 0,
 	.name = "zstd",
 	.summary = "zstd blocks, optional trained dictionaries",
 	.version = "1 (libzstd " ZSTD_VERSION_STRING ")",
 	.params = zstd_params,
-	.codec_id = ZSTD_CODEC_ID,
+	.codec_id = PIPE_CODEC_ZSTD,
 	.open = zstd_open,
 	.close = zstd_close,
 	.bound = zstd_bound,
 	.compress = zstd_compress,
 	.decompress = zstd_decompress,
 	.add_dict = zstd_add_dict,
-	.train = zstd_train,
-};
+	.train = zstd_train
+);

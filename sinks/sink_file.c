@@ -1,7 +1,7 @@
 /*
- * sink_file.c - the `file` byte sink: writes finished pipe-file bytes to
- * a file (`file:-` for stdout).  An existing file is kept unless
- * force=on; a file this run created and never wrote to is removed.
+ * sink_file.c - the `file` byte sink: writes finished pipe-file bytes, as
+ * they come, to the host's output file (`file:-` for stdout), so a killed
+ * recording is readable up to its last block.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,16 +16,13 @@ struct fsink {
 	const struct pipe_host *host; /* borrowed */
 	struct pipe_ctx *ctx;         /* borrowed */
 	const char *path;             /* borrowed from the args */
-	int fd;                       /* output, or -1 */
-	uint64_t written;             /* bytes written */
+	int fd;                       /* the host's output, written directly */
 	int (*sync)(int fd);          /* fdatasync, or NULL for pipes */
 };
 
 static const struct pipe_param fsink_params[] = {
 	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
 	  NULL, "output file, - for standard output", NULL, 0, 0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "overwrite an existing file", NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -34,37 +31,20 @@ static int fsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 {
 	struct fsink *s = calloc(1, sizeof(*s));
 	struct stat st;
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	FILE *f;
+	int ret;
 
 	if (!s)
 		return -ENOMEM;
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
-	if (!strcmp(s->path, "-")) {
-		s->fd = STDOUT_FILENO;
-		*state = s;
-		return 0;
-	}
-	if (host->arg_int(ctx, "force"))
-		flags |= O_TRUNC;
-	else
-		flags |= O_EXCL;
-	s->fd = open(s->path, flags, 0644);
-	if (s->fd < 0) {
-		int e = errno;
-
-		if (e == EEXIST) {
-			host->error(ctx, "output '%s' already exists", s->path);
-			host->hint(ctx, "add force=on to overwrite it: -k file:%s,force=on",
-				   s->path);
-		} else {
-			host->error(ctx, "cannot create '%s': %s", s->path,
-				    strerror(e));
-		}
+	ret = host->open_output(ctx, s->path, &f);
+	if (ret < 0) {
 		free(s);
-		return -e;
+		return ret;
 	}
+	s->fd = fileno(f);
 	if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode))
 		s->sync = fdatasync;
 	*state = s;
@@ -90,7 +70,6 @@ static int fsink_write(void *state, const void *buf, size_t len)
 		}
 		p += n;
 		len -= (size_t)n;
-		s->written += (uint64_t)n;
 	}
 	return 0;
 }
@@ -111,21 +90,11 @@ static int fsink_finish(void *state)
 
 static void fsink_close(void *state)
 {
-	struct fsink *s = state;
-
-	if (s->fd > STDERR_FILENO) {
-		close(s->fd);
-		if (!s->written && s->sync)
-			unlink(s->path); /* nothing to keep: the run failed early */
-	}
-	free(s);
+	free(state);
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
-	.flags = PIPE_PLUGIN_BYTES,
+PIPE_PLUGIN_SINK(
+	.flags = PIPE_PLUGIN_BYTES | PIPE_PLUGIN_OUTPUT,
 	.name = "file",
 	.summary = "write a pipe file",
 	.version = "1",
@@ -133,5 +102,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = fsink_open,
 	.close = fsink_close,
 	.write = fsink_write,
-	.finish = fsink_finish,
-};
+	.finish = fsink_finish
+);

@@ -112,8 +112,6 @@ struct json {
 static const struct pipe_param json_params[] = {
 	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL, "-",
 	  "output file; - writes standard output", NULL, 0, 0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "replace an existing output file", NULL, 0, 0 },
 	{ "format", PIPE_PARAM_ENUM, 0, "perf",
 	  "perf: the layout of perf data convert --to-json; lines: one "
 	  "object per line", "perf|lines", 0, 0 },
@@ -531,7 +529,7 @@ static void key_events(struct json *j, struct jout *o, int depth)
 	key(j, o, true, depth, "events");
 	jout_put(o, "[", 1);
 	for (i = 0; i < j->meta->nr_events; i++) {
-		const struct pipe_meta_event *e = &j->meta->events[i];
+		const struct pipe_meta_event *e = pipe_meta_event(j->meta, i);
 
 		delim(j, o, i > 0, depth + 1);
 		jout_put(o, "{", 1);
@@ -664,7 +662,7 @@ static void name_put(struct json *j, struct jout *o, const char *name)
 static void frame_put(struct json *j, struct jout *o, bool first,
 		      uint32_t pid, uint64_t ip, uint16_t cpumode)
 {
-	struct pipe_symbol sym;
+	struct pipe_symbol sym = PIPE_INIT(sym);
 
 	jout_lit_put(o, &j->lit.frame[first]);
 	jout_hex(o, ip);
@@ -714,7 +712,7 @@ static void callchain_put(struct json *j, struct jout *o,
 static void sample_put(struct json *j, const struct pipe_record *r)
 {
 	struct jout *o = &j->out;
-	struct pipe_sample s;
+	struct pipe_sample s = PIPE_INIT(s);
 
 	if (j->host->decode_sample(j->ctx, r, &s) < 0) {
 		j->bad++;
@@ -735,7 +733,7 @@ static void sample_put(struct json *j, const struct pipe_record *r)
 	callchain_put(j, o, &s);
 	jout_lit_put(o, &j->lit.event);
 	if (s.event < j->meta->nr_events)
-		jout_str(o, j->meta->events[s.event].name);
+		jout_str(o, pipe_meta_event(j->meta, s.event)->name);
 	else
 		jout_lit(o, "null");
 	if (s.sample_type & PERF_SAMPLE_PERIOD) {
@@ -1015,30 +1013,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The host's output file; written through its fd with our own buffer. */
 static int json_open_output(struct json *j)
 {
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	FILE *f;
+	int ret = j->host->open_output(j->ctx, j->path, &f);
 
-	if (!strcmp(j->path, "-")) {
-		j->out.fd = STDOUT_FILENO;
-		j->streaming = !is_regular(j->out.fd);
-		return 0;
-	}
-	flags |= j->host->arg_int(j->ctx, "force") ? O_TRUNC : O_EXCL;
-	j->out.fd = open(j->path, flags, 0644);
-	if (j->out.fd >= 0) {
-		j->streaming = !is_regular(j->out.fd);
-		return 0;
-	}
-	if (errno == EEXIST) {
-		j->host->error(j->ctx, "output '%s' already exists", j->path);
-		j->host->hint(j->ctx, "add force=on to overwrite it: "
-			      "-k json:%s,force=on", j->path);
-		return -EEXIST;
-	}
-	j->host->error(j->ctx, "cannot create '%s': %s", j->path,
-		       strerror(errno));
-	return -errno;
+	if (ret < 0)
+		return ret;
+	j->out.fd = fileno(f);
+	j->streaming = !is_regular(j->out.fd);
+	return 0;
 }
 
 /* Where O_TMPFILE is not supported: a named file, unlinked at once. */
@@ -1100,8 +1085,6 @@ static void json_close(void *state)
 
 	if (!j)
 		return;
-	if (j->out.fd > STDERR_FILENO)
-		close(j->out.fd);
 	if (j->side.fd >= 0)
 		close(j->side.fd);
 	free(j->out.buf);
@@ -1289,11 +1272,8 @@ static int json_finish(void *state)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
-	.flags = PIPE_PLUGIN_SYMBOLS,
+PIPE_PLUGIN_SINK(
+	.flags = PIPE_PLUGIN_SYMBOLS | PIPE_PLUGIN_OUTPUT,
 	.name = "json",
 	.summary = "samples as JSON: perf data convert --to-json's layout, "
 		   "or JSON lines",
@@ -1304,5 +1284,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.start_sink = json_start,
 	.consume = json_consume,
 	.flush = json_flush,
-	.finish = json_finish,
-};
+	.finish = json_finish
+);

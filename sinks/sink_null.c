@@ -77,10 +77,7 @@ static void nsink_close(void *state)
 	free(state);
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "null",
 	.summary = "count records, check their order, discard them",
 	.version = "1",
@@ -88,5 +85,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = nsink_open,
 	.close = nsink_close,
 	.consume = nsink_consume,
-	.finish = nsink_finish,
-};
+	.finish = nsink_finish
+);

@@ -141,10 +141,10 @@ static int pdsink_start(void *state)
 	if (!ev)
 		return -ENOMEM;
 	for (i = 0; i < m->nr_events; i++) {
-		ev[i].attr = m->events[i].attr;
-		ev[i].name = m->events[i].name;
-		ev[i].ids = m->events[i].ids;
-		ev[i].nr_ids = m->events[i].nr_ids;
+		ev[i].attr = pipe_meta_event(m, i)->attr;
+		ev[i].name = pipe_meta_event(m, i)->name;
+		ev[i].ids = pipe_meta_event(m, i)->ids;
+		ev[i].nr_ids = pipe_meta_event(m, i)->nr_ids;
 	}
 	for (i = 0; i < m->nr_streams; i++)
 		if (m->stream_cpu[i] > max_cpu)
@@ -317,10 +317,7 @@ static int pdsink_finish(void *state)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "perfdata",
 	.summary = "write a perf.data file for perf report, perf script and "
 		   "hotspot",
@@ -330,5 +327,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.close = pdsink_close,
 	.start_sink = pdsink_start,
 	.consume = pdsink_consume,
-	.finish = pdsink_finish,
-};
+	.finish = pdsink_finish
+);

@@ -164,11 +164,11 @@ static int pp_start(void *state)
 	s->values = calloc(2 * s->nr_events, sizeof(*s->values));
 	ret = s->values ? pprof_new(&s->prof, 2 * s->nr_events) : -ENOMEM;
 	for (e = 0; ret == 0 && e < s->nr_events; e++) {
-		snprintf(name, sizeof(name), "%s_samples", m->events[e].name);
+		snprintf(name, sizeof(name), "%s_samples", pipe_meta_event(m, e)->name);
 		ret = pprof_type(s->prof, 2 * e, name, "count");
 		if (ret == 0)
-			ret = pprof_type(s->prof, 2 * e + 1, m->events[e].name,
-					 period_unit(m->events[e].attr));
+			ret = pprof_type(s->prof, 2 * e + 1, pipe_meta_event(m, e)->name,
+					 period_unit(pipe_meta_event(m, e)->attr));
 	}
 	if (ret < 0) {
 		s->host->error(s->ctx, "cannot write '%s': %s", s->path,
@@ -300,7 +300,7 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 {
 	struct loc_slot *c = &s->cache[(addr * 0x9e3779b97f4a7c15ULL ^ pid) >>
 				       48 & (CACHE_SLOTS - 1)];
-	struct pipe_symbol sym;
+	struct pipe_symbol sym = PIPE_INIT(sym);
 	char buf[512];
 	const char *name;
 	uint64_t map, fn;
@@ -308,7 +308,6 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 	if (c->loc && c->addr == addr && c->pid == pid && c->gen == s->gen &&
 	    c->misc == misc)
 		return c->loc;
-	memset(&sym, 0, sizeof(sym));
 	if (s->host->symbolize(s->ctx, pid, look, misc, &sym) < 0)
 		memset(&sym, 0, sizeof(sym));
 	name = sym.name;
@@ -370,7 +369,7 @@ static uint32_t stack(struct pp *s, const struct pipe_sample *smp)
 
 static int pp_sample(struct pp *s, const struct pipe_record *rec)
 {
-	struct pipe_sample smp;
+	struct pipe_sample smp = PIPE_INIT(smp);
 	struct pprof_labels lab;
 	uint32_t n;
 	int ret;
@@ -445,10 +444,7 @@ static int pp_finish(void *state)
 	return ret;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.flags = PIPE_PLUGIN_SYMBOLS,
 	.name = "pprof",
 	.summary = "write a pprof profile (gzipped profile.proto) for go tool "
@@ -459,5 +455,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.close = pp_close,
 	.start_sink = pp_start,
 	.consume = pp_consume,
-	.finish = pp_finish,
-};
+	.finish = pp_finish
+);

@@ -147,15 +147,13 @@ struct report {
 	enum graph graph;
 	enum format format;
 	const char *output;
-	bool force;
 	const char *const *f_comm, *const *f_dso, *const *f_sym;
 	uint32_t nr_f_comm, nr_f_dso, nr_f_sym;
 	uint32_t *f_pid;
 	uint32_t nr_f_pid;
 	bool need_chains;
 	/* state */
-	FILE *out;
-	bool out_owned;
+	FILE *out;         /* the host's output: never closed here */
 	struct vec strs;   /* struct str: comms and dsos */
 	struct htab strs_h;
 	struct vec syms;   /* struct sym */
@@ -205,14 +203,6 @@ static const struct pipe_param report_params[] = {
 	  "text|csv|folded", 0, 0 },
 	{ "output", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL, "-",
 	  "output file (-: standard output)", NULL, 0, 0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "overwrite an existing output file", NULL, 0, 0 },
-	{ "demangle", PIPE_PARAM_BOOL, 0, "on",
-	  "demangle C++ and Rust names (applied by the host symbolizer)",
-	  NULL, 0, 0 },
-	{ "debug_dir", PIPE_PARAM_STR, 0, NULL,
-	  "another debug-file root, like /usr/lib/debug (host symbolizer)",
-	  NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -439,7 +429,7 @@ static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
 	uint32_t mode = (uint32_t)kernel | back << 1;
 	uint64_t h = mix(mix(ip, pid), mode);
 	struct rcache *c = &r->rcache[h & ((1u << RCACHE_BITS) - 1)];
-	struct pipe_symbol ps;
+	struct pipe_symbol ps = PIPE_INIT(ps);
 	uint32_t id;
 
 	if (c->gen == r->gen && c->ip == ip && c->pid == pid &&
@@ -670,7 +660,7 @@ static bool leaf_wanted(const struct report *r, uint32_t sym)
 
 static int add_sample(struct report *r, const struct pipe_record *rec)
 {
-	struct pipe_sample s;
+	struct pipe_sample s = PIPE_INIT(s);
 	struct row k, *row;
 	uint32_t comm, event, nr;
 	uint64_t period;
@@ -1272,8 +1262,8 @@ static const char *event_name(const struct report *r, uint32_t e)
 {
 	const struct pipe_meta *m = r->host->meta(r->ctx);
 
-	if (m && e < m->nr_events && m->events[e].name)
-		return m->events[e].name;
+	if (m && e < m->nr_events && pipe_meta_event(m, e)->name)
+		return pipe_meta_event(m, e)->name;
 	return "unknown";
 }
 
@@ -1539,49 +1529,12 @@ static int parse_filters(struct report *r)
 	return 0;
 }
 
-static int open_output(struct report *r)
-{
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC, fd;
-
-	if (strcmp(r->output, "-") == 0) {
-		r->out = stdout;
-		return 0;
-	}
-	flags |= r->force ? O_TRUNC : O_EXCL;
-	fd = open(r->output, flags, 0644);
-	if (fd < 0) {
-		int e = errno;
-
-		if (e == EEXIST) {
-			r->host->error(r->ctx, "output '%s' already exists",
-				       r->output);
-			r->host->hint(r->ctx, "add force=on to overwrite it: "
-				      "-k report:%s,force=on", r->output);
-		} else {
-			r->host->error(r->ctx, "cannot create '%s': %s",
-				       r->output, strerror(e));
-		}
-		return -e;
-	}
-	r->out = fdopen(fd, "w");
-	if (!r->out) {
-		r->host->error(r->ctx, "cannot open '%s': %s", r->output,
-			       strerror(errno));
-		close(fd);
-		return -ENOMEM;
-	}
-	r->out_owned = true;
-	return 0;
-}
-
 static void report_close(void *state)
 {
 	struct report *r = state;
 
 	if (!r)
 		return;
-	if (r->out_owned)
-		fclose(r->out);
 	free(r->strs.items);
 	free(r->strs_h.slots);
 	free(r->syms.items);
@@ -1640,7 +1593,6 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	r->graph = (enum graph)host->arg_int(ctx, "graph");
 	r->format = (enum format)host->arg_int(ctx, "format");
 	r->output = host->arg_str(ctx, "output");
-	r->force = host->arg_int(ctx, "force");
 	r->need_chains = r->children || r->format == FORMAT_FOLDED ||
 			 (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT);
 	r->rcache = calloc(1u << RCACHE_BITS, sizeof(*r->rcache));
@@ -1649,7 +1601,7 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		ret = -ENOMEM;
 		goto fail;
 	}
-	ret = open_output(r);
+	ret = host->open_output(ctx, r->output, &r->out);
 	if (ret < 0)
 		goto fail;
 	*state = r;
@@ -1675,11 +1627,8 @@ static int report_start(void *state)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
-	.flags = PIPE_PLUGIN_SYMBOLS,
+PIPE_PLUGIN_SINK(
+	.flags = PIPE_PLUGIN_SYMBOLS | PIPE_PLUGIN_OUTPUT,
 	.name = "report",
 	.summary = "where the time went: a perf-report table, graphs, CSV, "
 		   "folded stacks",
@@ -1689,5 +1638,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.close = report_close,
 	.start_sink = report_start,
 	.consume = report_consume,
-	.finish = report_finish,
-};
+	.finish = report_finish
+);

@@ -1,8 +1,8 @@
 /*
  * src_file.c - the `file` byte source: offers a pipe file's bytes (`file:-`
  * reads standard input, forward only) to the core's container reader.
- * The window, subset and threads parameters are declared here and read
- * by the core, which owns the container format.
+ * Its one parameter is the path: the reader's options (strict=, start=,
+ * threads=, ...) are the host's, which owns the container format.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,20 +25,6 @@ struct fsrc {
 static const struct pipe_param fsrc_params[] = {
 	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
 	  NULL, "pipe file to read, - for standard input", NULL, 0, 0 },
-	{ "strict", PIPE_PARAM_BOOL, 0, "off",
-	  "stop at the first damaged block (exit 1) instead of skipping it",
-	  NULL, 0, 0 },
-	{ "start", PIPE_PARAM_DURATION, 0, "0",
-	  "read from this time after the first record (sideband replayed)",
-	  NULL, 0, INT64_MAX },
-	{ "stop", PIPE_PARAM_DURATION, 0, NULL,
-	  "read up to this time after the first record", NULL, 0, INT64_MAX },
-	{ "cpus", PIPE_PARAM_LIST, 0, NULL,
-	  "only these CPUs, as 0-3+8 (sideband always read)", NULL, 0, 0 },
-	{ "pid", PIPE_PARAM_LIST, 0, NULL,
-	  "only samples of these processes, as 123+456", NULL, 0, 0 },
-	{ "threads", PIPE_PARAM_INT, 0, "0",
-	  "block decoding threads, 0: one per CPU", NULL, 0, 256 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -134,10 +120,7 @@ static void fsrc_close(void *state)
 	free(s);
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SOURCE,
+PIPE_PLUGIN_SOURCE(
 	.flags = PIPE_PLUGIN_BYTES,
 	.name = "file",
 	.summary = "read a pipe file",
@@ -146,5 +129,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = fsrc_open,
 	.close = fsrc_close,
 	.read_at = fsrc_read_at,
-	.byte_size = fsrc_size,
-};
+	.byte_size = fsrc_size
+);

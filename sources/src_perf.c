@@ -1562,6 +1562,7 @@ static int command_fork(struct perf_src *s, int *go_fd, int *err_fd)
 	close(go[0]);
 	close(er[1]);
 	s->child = pid;
+	s->host->command_started(s->ctx, pid);
 	*go_fd = go[1];
 	*err_fd = er[0];
 	s->child_pidfd = pidfd_open(pid);
@@ -1835,7 +1836,7 @@ static void record_fill(struct perf_src *s, struct perf_ring *r,
 {
 	const struct perf_event_header *h = rec->hdr;
 	const uint8_t *p = (const uint8_t *)h;
-	struct pipe_sample_id sid;
+	struct pipe_sample_id sid = PIPE_INIT(sid);
 	uint64_t id, v;
 
 	rec->stream = is_sideband(h->type) ? PIPE_STREAM_SIDEBAND : stream;
@@ -2090,10 +2091,7 @@ static int perf_fds(void *state, int *fds, uint32_t cap)
 	return (int)n;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SOURCE,
+PIPE_PLUGIN_SOURCE(
 	.flags = PIPE_PLUGIN_LIVE,
 	.name = "perf",
 	.summary = "record live with perf_event_open: a command, the whole "
@@ -2105,5 +2103,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.start = perf_start,
 	.read = perf_read,
 	.fds = perf_fds,
-	.stop = perf_stop,
-};
+	.stop = perf_stop
+);

@@ -313,7 +313,7 @@ static void batch_add(struct pdsrc *s, struct pipe_batch *b, size_t *used,
 		      const struct perf_event_header *h)
 {
 	struct pipe_record *rec = &s->recs[b->nr];
-	struct pipe_sample_id sid;
+	struct pipe_sample_id sid = PIPE_INIT(sid);
 	uint32_t ev;
 
 	memcpy(s->arena + *used, h, h->size);
@@ -416,10 +416,7 @@ static int pdsrc_read(void *state, struct pipe_batch *out)
 	return ret < 0 ? ret : PIPE_EOF;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SOURCE,
+PIPE_PLUGIN_SOURCE(
 	.name = "perfdata",
 	.summary = "read a perf.data file of perf record (file or pipe mode)",
 	.version = "1.0",
@@ -427,5 +424,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = pdsrc_open,
 	.close = pdsrc_close,
 	.start = pdsrc_start,
-	.read = pdsrc_read,
-};
+	.read = pdsrc_read
+);

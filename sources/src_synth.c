@@ -622,10 +622,7 @@ static int synth_read(void *state, struct pipe_batch *out)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SOURCE,
+PIPE_PLUGIN_SOURCE(
 	.name = "synth",
 	.summary = "deterministic perf-shaped records for tests",
 	.version = "1",
@@ -633,5 +630,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = synth_open,
 	.close = synth_close,
 	.start = synth_start,
-	.read = synth_read,
-};
+	.read = synth_read
+);

@@ -23,12 +23,13 @@ static volatile uint64_t sink;
 
 static int codec_open(void *opaque, uint32_t codec_id,
 		      const struct pipe_plugin **p, void **state,
-		      struct pipe_err *err)
+		      struct pipe_ctx **ctx, struct pipe_err *err)
 {
 	struct inst *in;
 	int i;
 
 	(void)opaque;
+	*ctx = NULL;
 	if (codec_id >= 4 || !codecs[codec_id])
 		return pipe_err_set(err, -ENOENT, "no codec %u", codec_id);
 	for (i = 0; i < FUZZ_INSTS && insts[i]; i++)
@@ -40,6 +41,7 @@ static int codec_open(void *opaque, uint32_t codec_id,
 	insts[i] = in;
 	*p = in->p;
 	*state = in->state;
+	*ctx = &in->ctx;
 	return 0;
 }
 

@@ -26,11 +26,11 @@ static int major_consume(void *state, const struct pipe_batch *batch)
 }
 
 PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = (2 << 16) | 0,
+	.abi = (1 << 16) | 0,
 	.size = sizeof(struct pipe_plugin),
 	.kind = PIPE_KIND_SINK,
 	.name = "bad_abi_major",
-	.summary = "claims ABI 2.0",
+	.summary = "claims ABI 1.0",
 	.version = "0",
 	.open = major_open,
 	.close = major_close,

@@ -18,13 +18,10 @@ static void noops_close(void *state)
 	(void)state;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "bad_kind_missing_ops",
 	.summary = "a sink that can take nothing",
 	.version = "0",
 	.open = noops_open,
-	.close = noops_close,
-};
+	.close = noops_close
+);

@@ -31,15 +31,12 @@ static int params_consume(void *state, const struct pipe_batch *batch)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "bad_params",
 	.summary = "a default out of bounds",
 	.version = "0",
 	.params = bad_params,
 	.open = params_open,
 	.close = params_close,
-	.consume = params_consume,
-};
+	.consume = params_consume
+);

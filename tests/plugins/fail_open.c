@@ -27,14 +27,11 @@ static int fail_consume(void *state, const struct pipe_batch *batch)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "fail_open",
 	.summary = "a sink whose open always fails",
 	.version = "0",
 	.open = fail_open,
 	.close = fail_close,
-	.consume = fail_consume,
-};
+	.consume = fail_consume
+);

@@ -1,7 +1,7 @@
 /*
- * count.c - a minimal pipe record sink: counts the records (or only the
- * samples) it is fed and prints the count when the run ends.  It is the
- * example of docs/plugins.md; the test suite builds it as good_sink.so.
+ * good_sink.c - a batch record sink for the loader tests: counts the
+ * records (or only the samples) it is fed and prints the count when the
+ * run ends.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -77,10 +77,7 @@ static int count_finish(void *state)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "count",
 	.summary = "count records and print the total at the end",
 	.version = "1.0",
@@ -88,5 +85,5 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.open = count_open,
 	.close = count_close,
 	.consume = count_consume,
-	.finish = count_finish,
-};
+	.finish = count_finish
+);

@@ -32,14 +32,11 @@ static int ua_consume(void *state, const struct pipe_batch *batch)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "undeclared",
 	.summary = "asks for a parameter it does not declare",
 	.version = "1",
 	.open = ua_open,
 	.close = ua_close,
-	.consume = ua_consume,
-};
+	.consume = ua_consume
+);

@@ -27,14 +27,11 @@ static int undef_consume(void *state, const struct pipe_batch *batch)
 	return 0;
 }
 
-PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_plugin),
-	.kind = PIPE_KIND_SINK,
+PIPE_PLUGIN_SINK(
 	.name = "undefined_symbol",
 	.summary = "needs a symbol nobody has",
 	.version = "0",
 	.open = undef_open,
 	.close = undef_close,
-	.consume = undef_consume,
-};
+	.consume = undef_consume
+);

@@ -97,6 +97,9 @@ static bool fake_arg_is_set(struct pipe_ctx *ctx, const char *name)
 }
 
 static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
+	PIPE_PRINTF(2, 3);
+
+static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -106,10 +109,16 @@ static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
 }
 
 static void fake_hint(struct pipe_ctx *ctx, const char *fmt, ...)
+	PIPE_PRINTF(2, 3);
+
+static void fake_hint(struct pipe_ctx *ctx, const char *fmt, ...)
 {
 	(void)ctx;
 	(void)fmt;
 }
+
+static void fake_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
+	PIPE_PRINTF(3, 4);
 
 static void fake_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
 {

@@ -93,9 +93,10 @@ static struct cr_opts window;
 
 static int codec_open(void *opaque, uint32_t codec_id,
 		      const struct pipe_plugin **p, void **state,
-		      struct pipe_err *err)
+		      struct pipe_ctx **ctx, struct pipe_err *err)
 {
 	(void)opaque;
+	*ctx = NULL;
 	if (real_lp && codec_id == real_lp->plugin->codec_id && nr_real < 64) {
 		struct inst *in;
 		int ret = inst_open_loaded(&in, real_lp, "", &real_run, err);
@@ -105,6 +106,7 @@ static int codec_open(void *opaque, uint32_t codec_id,
 		real_insts[nr_real++] = in;
 		*p = in->p;
 		*state = in->state;
+		*ctx = &in->ctx;
 		opens++;
 		return 0;
 	}

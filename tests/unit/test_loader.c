@@ -40,6 +40,9 @@ static int64_t fake_arg_int(struct pipe_ctx *ctx, const char *name)
 }
 
 static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
+	PIPE_PRINTF(2, 3);
+
+static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -111,14 +114,14 @@ static void test_refusals(void)
 		      NULL);
 
 	check_refusal(plug("no_symbol"), 0, "plugin ",
-		      " has no 'pipe_plugin' symbol", "a plugin exports one "
-		      "'const struct pipe_plugin pipe_plugin'; see "
-		      "docs/plugins.md");
+		      " has no 'pipe_plugin' symbol", "define it with "
+		      "PIPE_PLUGIN_SINK(...) (or _SOURCE, _CODEC); see "
+		      "plugins.md in pipe's documentation (share/doc/pipe)");
 	check_refusal(plug("bad_abi_major"), 0, "plugin ",
-		      " speaks ABI 2, this pipe speaks ABI 1",
+		      " speaks ABI 1, this pipe speaks ABI 2",
 		      "rebuild it against this pipe's pipe_plugin.h");
 	check_refusal(plug("bad_abi_minor"), PIPE_KIND_SINK, "plugin ",
-		      " needs ABI 1.7, this pipe speaks ABI 1.0",
+		      " needs ABI 2.7, this pipe speaks ABI 2.0",
 		      "upgrade pipe, or rebuild the plugin against this "
 		      "pipe's pipe_plugin.h");
 	check_refusal(plug("bad_kind_missing_ops"), PIPE_KIND_SINK, "plugin ",
@@ -129,11 +132,11 @@ static void test_refusals(void)
 		      " is a sink, not a source", NULL);
 	check_refusal(plug("undefined_symbol"), 0, "cannot load plugin ",
 		      ": undefined symbol: pipe_test_no_such_symbol", NULL);
-	snprintf(path, sizeof(path), " has a 16-byte descriptor, ABI 1.0 "
+	snprintf(path, sizeof(path), " has a 16-byte descriptor, ABI 2.0 "
 		 "needs at least %zu", sizeof(struct pipe_plugin));
 	check_refusal(plug("bad_size"), 0, "plugin ", path,
-		      "set size = sizeof(struct pipe_plugin) and rebuild it "
-		      "against this pipe's pipe_plugin.h");
+		      "define it with PIPE_PLUGIN_SINK(...) (or _SOURCE, "
+		      "_CODEC), which sets the size");
 	/* a bad table default names the plugin file */
 	pipe_err_clear(&err);
 	{
@@ -275,13 +278,13 @@ static void test_docs_in_sync(const char *top)
 
 	snprintf(path, sizeof(path), "%s/docs/plugins.md", top);
 	doc = slurp(path);
-	snprintf(path, sizeof(path), "%s/tests/plugins/good_sink.c", top);
+	snprintf(path, sizeof(path), "%s/examples/counter/counter.c", top);
 	src = slurp(path);
 	CHECK(doc != NULL);
 	CHECK(src != NULL);
 	if (doc && src && !strstr(doc, src))
 		printf("docs/plugins.md does not hold "
-		       "tests/plugins/good_sink.c verbatim\n");
+		       "examples/counter/counter.c verbatim\n");
 	CHECK(doc && src && strstr(doc, src) != NULL);
 	free(doc);
 	free(src);

@@ -463,6 +463,9 @@ static int64_t fake_arg_int(struct pipe_ctx *ctx, const char *name)
 }
 
 static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
+	PIPE_PRINTF(2, 3);
+
+static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
 {
 	va_list ap;
 

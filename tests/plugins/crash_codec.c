@@ -1,0 +1,76 @@
+/*
+ * crash_codec.c - a codec (stored blocks, a third-party id) that crashes
+ * with `sig=` in compress, or, when the file is read back, in
+ * decompress (`at=`).
+ */
+#include "crash_common.h"
+#include "pipe_plugin.h"
+
+struct crashc {
+	int sig; /* index in CRASH_SIGNALS */
+	int at;  /* 0 compress, 1 decompress, 2 none */
+};
+
+static const struct pipe_param crashc_params[] = {
+	PIPE_P_ENUM("sig", "segv", CRASH_SIGNALS, "how to crash"),
+	PIPE_P_ENUM("at", "decompress", "compress|decompress|none",
+		    "where to crash"),
+	PIPE_P_END,
+};
+
+static int crashc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
+		       void **state)
+{
+	struct crashc *c = *state;
+
+	c->sig = (int)host->arg_int(ctx, "sig");
+	c->at = (int)host->arg_int(ctx, "at");
+	return 0;
+}
+
+static size_t crashc_bound(void *state, size_t raw_len)
+{
+	(void)state;
+	return raw_len;
+}
+
+static int crashc_compress(void *state, uint32_t dict_id, const void *src,
+			   size_t len, void *dst, size_t cap, size_t *out_len)
+{
+	struct crashc *c = state;
+
+	(void)dict_id;
+	if (c->at == 0)
+		crash_now(c->sig);
+	if (len > cap)
+		return -28; /* ENOSPC */
+	memcpy(dst, src, len);
+	*out_len = len;
+	return 0;
+}
+
+static int crashc_decompress(void *state, uint32_t dict_id, const void *src,
+			     size_t len, void *dst, size_t raw_len)
+{
+	struct crashc *c = state;
+
+	(void)dict_id;
+	if (c->at == 1)
+		crash_now(c->sig);
+	if (len != raw_len)
+		return -22; /* EINVAL */
+	memcpy(dst, src, len);
+	return 0;
+}
+
+PIPE_PLUGIN_CODEC(
+	.name = "crash_codec",
+	.summary = "a stored-blocks codec that crashes as asked",
+	.codec_id = PIPE_CODEC_USER_MIN + 0x1234,
+	.state_size = sizeof(struct crashc),
+	.params = crashc_params,
+	.open = crashc_open,
+	.bound = crashc_bound,
+	.compress = crashc_compress,
+	.decompress = crashc_decompress
+);
