@@ -1,5 +1,5 @@
 /*
- * conf.c - reading plugins.conf files (DESIGN §0): `KIND NAME PATH [ARGS]`
+ * conf.c - reading plugins.conf files (docs/plugins.md): `KIND NAME PATH [ARGS]`
  * per line, '#' comments, paths relative to the file.  Files are read in
  * order; a later file replaces a plugin of the same kind and name, with a
  * note.  Errors name FILE:LINE as the user gave FILE.

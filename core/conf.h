@@ -1,7 +1,7 @@
 /*
  * conf.h - plugins.conf: one line per plugin, `KIND NAME PATH [ARGS]`,
  * '#' comments, paths relative to the file.  Read in the order of
- * DESIGN §0; a later file adds plugins and may replace one by name.
+ * docs/plugins.md; a later file adds plugins and may replace one by name.
  */
 #ifndef PIPE_CONF_H
 #define PIPE_CONF_H

@@ -18,7 +18,7 @@ struct meta;
 struct cwriter;
 struct creader;
 
-/* Limits of DESIGN §0. */
+/* Limits of the format (docs/format.md). */
 #define CONTAINER_BLOCK_MIN (4u << 10)
 #define CONTAINER_BLOCK_MAX (4u << 20)
 #define CONTAINER_LEN_MAX (64u << 20)

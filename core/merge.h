@@ -4,7 +4,7 @@
  * Records are copied in per stream (each stream's records must come in
  * time order); merge_pop releases, in time order across streams, every
  * record older than a horizon.  Live sources give the horizon in rounds
- * (DESIGN §0), the container reader from its block horizons.
+ * (docs/format.md), the container reader from its block horizons.
  */
 #ifndef PIPE_MERGE_H
 #define PIPE_MERGE_H

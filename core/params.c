@@ -1,6 +1,6 @@
 /*
  * params.c - parsing `NAME[:ITEM[,ITEM]...]` against a plugin's parameter
- * tables (DESIGN §0), the typed value parsers, and the `pipe help NAME`
+ * tables (README, Usage), the typed value parsers, and the `pipe help NAME`
  * text generated from a table.  Messages name the plugin and list what is
  * valid; a table default that does not parse is reported as such.
  */

@@ -40,7 +40,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err);
 struct scan_result {
 	struct cr_stats st;
 	struct meta *meta;           /* owned copy of the file's metadata */
-	char digest[17];             /* hex XXH3-64 digest (DESIGN §0) */
+	char digest[17];             /* hex XXH3-64 digest (docs/format.md) */
 	uint64_t out_of_order;       /* records older than their predecessor */
 	uint64_t file_size;
 };

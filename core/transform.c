@@ -14,7 +14,7 @@
 #include "transform.h"
 
 #define TRANSFORM_VERSION 1
-/* The format's limit on any stored or raw length (DESIGN §0). */
+/* The format's limit on any stored or raw length (docs/format.md). */
 #define TRANSFORM_LEN_MAX (64u << 20)
 /* Largest callchain a record can hold: its size is a u16. */
 #define TRANSFORM_CHAIN_MAX (0xffffu / 8)

@@ -1,6 +1,6 @@
 /*
  * transform.h - the lossless record-aware transform applied to a block's
- * raw records before the codec (DESIGN §3): sample records split into
+ * raw records before the codec (docs/codecs.md): sample records split into
  * columns (time deltas restarting per block, varint scalars, ip dropped
  * when it equals the first callchain entry after the context marker,
  * callchains as 64-bit values); other records pass through.

@@ -3,7 +3,7 @@
  * event, CPU (and thread) with one mmap ring per CPU shared through
  * PERF_EVENT_IOC_SET_OUTPUT; records are handed out as views into the
  * rings.  Modes: `-- CMD`, the whole system, or running pid=/tid= lists.
- * See docs/perf-source.md and DESIGN §4.
+ * See docs/perf-source.md.
  */
 #include <ctype.h>
 #include <dirent.h>
