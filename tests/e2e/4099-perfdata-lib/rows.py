@@ -90,6 +90,10 @@ def aliases(r, x):
     __x86_indirect_thunk_rax), or perf names a PLT stub (name@plt) that
     pipe leaves unresolved"""
     global KSYMS
+    # pipe names the PLT's header .plt; perf 6.1 credits it to _init,
+    # the zero-sized symbol just before it
+    if {r.rsplit('|', 1)[1], x.rsplit('|', 1)[1]} == {'.plt', '_init'}:
+        return True
     if r.endswith('@plt') or x.endswith('@plt'):
         return True
     if '|[kernel.kallsyms]|' not in r:
