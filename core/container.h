@@ -66,11 +66,35 @@ struct cw_stats {
  */
 int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 		const struct meta *meta, struct pipe_err *err);
-/* Append time-ordered records (views borrowed for the call only). */
+/* Append records, in time order within each stream and, unless the
+ * horizon is capped, across streams (views borrowed for the call only). */
 int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		struct pipe_err *err);
-/* Flush streams that have been quiet for flush_ns (monotonic now). */
+/*
+ * Flush every stream whose pending records have waited flush_ns
+ * (monotonic now): since the arrival time set when they came, or else
+ * since the first tick that saw them.
+ */
 int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
+/*
+ * Records added from now on came after monotonic time mono_ns (the last
+ * time the caller found its source empty), so their flush interval runs
+ * from there.  0: from the first tick that sees them.
+ */
+void cwriter_set_arrival(struct cwriter *w, uint64_t mono_ns);
+/* Monotonic ns at which cwriter_tick has a stream to flush: 0 for now,
+ * UINT64_MAX for nothing pending. */
+uint64_t cwriter_next_tick(const struct cwriter *w);
+/*
+ * Records may come per stream rather than in global time order: the
+ * caller promises only that no record older than `cap` is still to come
+ * (a live source's rounds).  Block horizons stay at or below it, and
+ * sideband records, which gather from every CPU, are held and written in
+ * time order once the cap passes them.  UINT64_MAX (the default, and at
+ * cwriter_finish): records come in time order.  -ENOMEM or a write error.
+ */
+int cwriter_cap_horizon(struct cwriter *w, uint64_t cap,
+			struct pipe_err *err);
 /* Flush everything, write the last index and the trailer. */
 int cwriter_finish(struct cwriter *w, struct pipe_err *err);
 /*

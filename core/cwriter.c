@@ -38,6 +38,9 @@
 #define CW_DICT_CHECK 64
 #define CW_DICT_MAX CONTAINER_DICTS_MAX
 
+/* sideband records held for ordering past this are released anyway */
+#define CW_HOLD_MAX (64u << 20)
+
 /* record-time lag of a pending stream when flush_ns is 0 */
 #define CW_LAG_DEFAULT UINT64_C(1000000000)
 
@@ -50,6 +53,13 @@ struct cw_stream {
 	uint32_t samples;       /* of which samples */
 	uint64_t t_min, t_max;  /* times of the pending records, ns */
 	uint64_t pending_since; /* monotonic ns of the first tick seeing data */
+};
+
+/* A sideband record held until the caller's horizon passes its time. */
+struct cw_held {
+	uint64_t time;          /* record time, ns */
+	size_t off;             /* offset of its bytes in the hold buffer */
+	uint32_t size;          /* record bytes */
 };
 
 struct cwriter {
@@ -65,6 +75,17 @@ struct cwriter {
 	struct cw_stream *side;       /* the sideband stream, owned */
 	uint32_t nr_streams;          /* CPU stream ids are below this */
 	uint64_t last_time;           /* newest record time added */
+	uint64_t horizon_cap;         /* records older may still come */
+	uint64_t horizon_out;         /* largest horizon written */
+	uint64_t arrival_ns;          /* monotonic: records came after, 0 */
+	/* sideband records waiting for the cap (records per stream only) */
+	struct cw_held *held;         /* owned, sorted by time */
+	uint32_t nr_held;
+	size_t held_cap;               /* bytes allocated for held */
+	uint8_t *hold;                /* owned record bytes of `held` */
+	size_t hold_len, hold_cap;
+	uint8_t *hold2;               /* owned: where the rest is compacted */
+	size_t hold2_cap;
 	uint8_t *out;                 /* owned block assembly buffer */
 	size_t out_cap;
 	uint8_t *zbuf;                /* owned codec output buffer */
@@ -150,6 +171,11 @@ static int cw_put_block(struct cwriter *w, struct fmt_block *b,
 
 	b->hdr_size = FMT_BLOCK_HDR_SIZE;
 	b->seq = w->seq;
+	/* horizons never decrease, even when a record broke the caller's
+	 * promise and came older than the cap */
+	if (b->horizon < w->horizon_out)
+		b->horizon = w->horizon_out;
+	w->horizon_out = b->horizon;
 	b->payload_sum = fmt_checksum(payload, b->stored, w->salt);
 	total = (size_t)fmt_block_len(b);
 	if (fmt_grow((void **)&w->out, &w->out_cap, total, 4096))
@@ -176,7 +202,8 @@ static int cw_put_block(struct cwriter *w, struct fmt_block *b,
 /* The oldest time a record still to be written can have. */
 static uint64_t cw_horizon(const struct cwriter *w)
 {
-	uint64_t h = w->last_time;
+	uint64_t h = w->last_time < w->horizon_cap ? w->last_time
+						   : w->horizon_cap;
 	uint32_t i;
 
 	for (i = 0; i < w->nr_by_id; i++) {
@@ -187,6 +214,8 @@ static uint64_t cw_horizon(const struct cwriter *w)
 	}
 	if (w->side && w->side->len && w->side->t_min < h)
 		h = w->side->t_min;
+	if (w->nr_held && w->held[0].time < h)
+		h = w->held[0].time;
 	return h;
 }
 
@@ -636,18 +665,17 @@ static uint16_t cw_trim_stack(const struct cwriter *w,
 	return h->size;
 }
 
-static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
-		      struct pipe_err *err)
+/* Append one checked record to its stream's block, cutting it first
+ * when the record would not fit. */
+static int cw_append(struct cwriter *w, const struct pipe_record *r,
+		     struct pipe_err *err)
 {
 	const struct perf_event_header *h = r->hdr;
+	uint64_t time = r->time;
 	struct cw_stream *s = NULL;
 	uint16_t size;
 	int ret;
 
-	if (h->size < sizeof(*h) || h->size % 8)
-		return pipe_err_set(err, -EINVAL,
-				    "cannot write record of type %u: size %u is not a multiple of 8",
-				    h->type, h->size);
 	ret = cw_stream_of(w, r->stream, &s, err);
 	if (ret < 0)
 		return ret;
@@ -664,13 +692,14 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 	if (w->stacks && h->type == PERF_RECORD_SAMPLE)
 		size = cw_trim_stack(w, r, s->buf + s->len);
 	if (!s->len) {
-		s->t_min = r->time;
-		s->t_max = r->time;
+		s->t_min = time;
+		s->t_max = time;
+		s->pending_since = w->arrival_ns;
 	}
-	if (r->time < s->t_min)
-		s->t_min = r->time;
-	if (r->time > s->t_max)
-		s->t_max = r->time;
+	if (time < s->t_min)
+		s->t_min = time;
+	if (time > s->t_max)
+		s->t_max = time;
 	s->len += size;
 	s->records++;
 	if (h->type == PERF_RECORD_SAMPLE) {
@@ -685,18 +714,114 @@ static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
 	}
 	if (h->type == PERF_RECORD_THROTTLE)
 		w->throttles++;
-	if (r->time > w->last_time)
-		w->last_time = r->time;
+	if (time > w->last_time)
+		w->last_time = time;
 	/* records without a time (0) do not move the file's time range */
-	if (r->time && (!w->have_time || r->time < w->t_first))
-		w->t_first = r->time;
-	if (r->time > w->t_last)
-		w->t_last = r->time;
-	if (r->time)
+	if (time && (!w->have_time || time < w->t_first))
+		w->t_first = time;
+	if (time > w->t_last)
+		w->t_last = time;
+	if (time)
 		w->have_time = true;
 	w->st.records++;
 	w->st.raw_bytes += size;
 	return 0;
+}
+
+/* Move held records older than `before` (all: UINT64_MAX) to the
+ * sideband's block, oldest first. */
+static int cw_release_held(struct cwriter *w, uint64_t before,
+			   struct pipe_err *err)
+{
+	uint32_t n = 0, i;
+	size_t off = 0, tmp_cap;
+	uint8_t *tmp;
+	int ret = 0;
+
+	while (n < w->nr_held && (w->held[n].time < before ||
+				  before == UINT64_MAX)) {
+		const struct cw_held *e = &w->held[n];
+
+		struct pipe_record r = {
+			.hdr = (const void *)(w->hold + e->off),
+			.time = e->time,
+			.stream = PIPE_STREAM_SIDEBAND,
+			.event = PIPE_EVENT_NONE,
+		};
+
+		ret = cw_append(w, &r, err);
+		if (ret < 0)
+			return ret;
+		n++;
+	}
+	if (!n)
+		return 0;
+	/* the rest, compacted into the other buffer, which becomes hold */
+	if (fmt_grow((void **)&w->hold2, &w->hold2_cap, w->hold_len, 4096))
+		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
+				    strerror(ENOMEM));
+	for (i = n; i < w->nr_held; i++) {
+		struct cw_held *e = &w->held[i];
+
+		memcpy(w->hold2 + off, w->hold + e->off, e->size);
+		e->off = off;
+		off += e->size;
+		w->held[i - n] = *e;
+	}
+	tmp = w->hold;
+	w->hold = w->hold2;
+	w->hold2 = tmp;
+	tmp_cap = w->hold_cap;
+	w->hold_cap = w->hold2_cap;
+	w->hold2_cap = tmp_cap;
+	w->nr_held -= n;
+	w->hold_len = off;
+	return 0;
+}
+
+/*
+ * The sideband gathers records from every CPU, so when records come per
+ * stream its records come out of order: hold them, sorted by time, until
+ * the caller's horizon passes them.
+ */
+static int cw_hold(struct cwriter *w, const struct pipe_record *r,
+		   struct pipe_err *err)
+{
+	uint32_t size = r->hdr->size, i;
+
+	if (fmt_grow((void **)&w->hold, &w->hold_cap, w->hold_len + size,
+		     4096) ||
+	    fmt_grow((void **)&w->held, &w->held_cap,
+		     (w->nr_held + 1) * sizeof(*w->held), 1024))
+		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
+				    strerror(ENOMEM));
+	memcpy(w->hold + w->hold_len, r->hdr, size);
+	/* mostly in order already: insert from the end, after equal times */
+	for (i = w->nr_held; i > 0 && w->held[i - 1].time > r->time; i--)
+		w->held[i] = w->held[i - 1];
+	w->held[i].time = r->time;
+	w->held[i].off = w->hold_len;
+	w->held[i].size = size;
+	w->nr_held++;
+	w->hold_len += size;
+	if (w->hold_len > CW_HOLD_MAX) /* a caller that never raises the cap */
+		return cw_release_held(w, UINT64_MAX, err);
+	return 0;
+}
+
+static int cw_add_one(struct cwriter *w, const struct pipe_record *r,
+		      struct pipe_err *err)
+{
+	const struct perf_event_header *h = r->hdr;
+
+	if (h->size < sizeof(*h) || h->size % 8)
+		return pipe_err_set(err, -EINVAL,
+				    "cannot write record of type %u: size %u is not a multiple of 8",
+				    h->type, h->size);
+	if (r->stream == PIPE_STREAM_SIDEBAND &&
+	    w->horizon_cap != UINT64_MAX)
+		return cw_hold(w, r, err);
+	return cw_append(w, r, err);
 }
 
 /*
@@ -739,6 +864,37 @@ int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 			return ret;
 	}
 	return cw_flush_lagging(w, err);
+}
+
+int cwriter_cap_horizon(struct cwriter *w, uint64_t cap,
+			struct pipe_err *err)
+{
+	w->horizon_cap = cap;
+	return cw_release_held(w, cap, err);
+}
+
+void cwriter_set_arrival(struct cwriter *w, uint64_t mono_ns)
+{
+	w->arrival_ns = mono_ns;
+}
+
+uint64_t cwriter_next_tick(const struct cwriter *w)
+{
+	uint64_t next = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i <= w->nr_by_id; i++) {
+		const struct cw_stream *s = i < w->nr_by_id ? w->by_id[i]
+							    : w->side;
+
+		if (!s || !s->len)
+			continue;
+		if (!s->pending_since)
+			return 0; /* not seen by a tick yet */
+		if (s->pending_since + w->opts.flush_ns < next)
+			next = s->pending_since + w->opts.flush_ns;
+	}
+	return next;
 }
 
 int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)
@@ -798,6 +954,10 @@ static int cw_flush_all(struct cwriter *w, struct pipe_err *err)
 	uint32_t i;
 	int ret;
 
+	ret = cw_release_held(w, UINT64_MAX, err);
+	if (ret < 0)
+		return ret;
+	w->horizon_cap = UINT64_MAX;
 	for (;;) {
 		struct cw_stream *best = NULL;
 
@@ -895,6 +1055,9 @@ void cwriter_free(struct cwriter *w)
 	free(w->samples);
 	free(w->sizes);
 	free(w->idx);
+	free(w->held);
+	free(w->hold);
+	free(w->hold2);
 	transform_free(w->tf);
 	free(w);
 }
@@ -1020,6 +1183,7 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 			w->stacks = true;
 	w->nr_streams = meta_view(meta) && meta_view(meta)->nr_streams ?
 			meta_view(meta)->nr_streams : META_MAX_STREAMS;
+	w->horizon_cap = UINT64_MAX;
 	if (opts->transform) {
 		ret = transform_new(&w->tf, meta, err);
 		if (ret < 0)

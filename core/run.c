@@ -55,7 +55,9 @@ struct pipeline {
 	struct inst *codec;         /* writer's codec, or NULL */
 	struct cwriter *writer;     /* when there are byte sinks */
 	struct creader *reader;     /* byte source */
-	struct merge *merge;        /* live record sources */
+	struct merge *merge;        /* record sources with record sinks */
+	bool direct;                /* record source: batches go straight
+				       into the writer, by stream */
 	uint64_t round_max;         /* newest time of this round */
 	uint64_t prev_round_max;    /* newest time of the previous round */
 	int sigfd;
@@ -74,6 +76,7 @@ struct pipeline {
 	struct timespec t0;
 	uint64_t next_status;       /* monotonic ns of the next status line */
 	uint64_t next_flush;        /* monotonic ns of the next sink flush */
+	uint64_t empty_at;          /* monotonic ns the source was last empty */
 	bool status_shown;          /* a status line is on the terminal */
 	int cut_signo;              /* a file read stopped by this signal */
 };
@@ -208,7 +211,7 @@ static int deliver(struct pipeline *pl, const struct pipe_batch *b,
 		if (ret < 0)
 			return ret;
 	}
-	if (pl->writer)
+	if (pl->writer && !pl->direct)
 		return cwriter_add(pl->writer, b, err);
 	return 0;
 }
@@ -228,6 +231,13 @@ static int release(struct pipeline *pl, uint64_t horizon, struct pipe_err *err)
 	}
 }
 
+/*
+ * A batch of a record source.  Byte sinks need no global time order
+ * (blocks are per stream and readers merge them): the records go from
+ * the source's views straight into the writer's blocks, and the rounds
+ * only bound the writer's horizons.  Record sinks get them through the
+ * time-order merge.
+ */
 static int take_batch(struct pipeline *pl, const struct pipe_batch *b,
 		      struct pipe_err *err)
 {
@@ -237,17 +247,30 @@ static int take_batch(struct pipeline *pl, const struct pipe_batch *b,
 	for (i = 0; i < b->nr; i++)
 		if (b->recs[i].time > pl->round_max)
 			pl->round_max = b->recs[i].time;
-	ret = merge_push(pl->merge, b->recs, b->nr);
-	if (ret < 0)
-		return pipe_err_set(err, ret, "cannot buffer records: %s",
-				    strerror(-ret));
+	if (pl->direct) {
+		ret = cwriter_add(pl->writer, b, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (!pl->merge)
+		count_records(pl, b); /* else when the merge releases them */
+	if (pl->merge) {
+		ret = merge_push(pl->merge, b->recs, b->nr);
+		if (ret < 0)
+			return pipe_err_set(err, ret,
+					    "cannot buffer records: %s",
+					    strerror(-ret));
+	}
 	if (b->flags & PIPE_BATCH_ROUND_END) {
-		ret = release(pl, pl->prev_round_max, err);
+		ret = pl->merge ? release(pl, pl->prev_round_max, err) : 0;
+		if (ret == 0 && pl->direct)
+			ret = cwriter_cap_horizon(pl->writer,
+						  pl->prev_round_max, err);
 		pl->prev_round_max = pl->round_max;
 		if (ret < 0)
 			return ret;
 	}
-	if (merge_bytes(pl->merge) > MERGE_BYTES_MAX)
+	if (pl->merge && merge_bytes(pl->merge) > MERGE_BYTES_MAX)
 		return release(pl, pl->round_max, err);
 	return 0;
 }
@@ -336,6 +359,20 @@ static bool has_byte_sink(const struct pipeline *pl)
 	for (i = 0; i < pl->nr_sinks; i++)
 		if (pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES)
 			return true;
+	return false;
+}
+
+static bool has_record_sink(const struct pipeline *pl)
+{
+	uint32_t i;
+
+	for (i = 0; i < pl->nr_sinks; i++) {
+		const struct pipe_plugin *p = pl->sinks[i]->p;
+
+		if (!(p->flags & PIPE_PLUGIN_BYTES) &&
+		    (p->consume || p->sample || p->sideband))
+			return true;
+	}
 	return false;
 }
 
@@ -721,6 +758,51 @@ static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
 	return 0;
 }
 
+/* A started sink pushes buffered output out when asked (flush_sinks). */
+static bool sink_flushes(const struct pipeline *pl)
+{
+	uint32_t i;
+
+	for (i = 0; i < pl->nr_sinks; i++)
+		if (pl->sinks[i]->p->flush && pl->sinks[i]->started &&
+		    !pl->sinks[i]->failed)
+			return true;
+	return false;
+}
+
+/*
+ * How long the source may sleep: the rings wake the host at their
+ * watermark, so a timeout is needed only for the next status line and
+ * for flush=: records that came into a quiet ring just after it was
+ * drained must reach the file within the flush interval, as must the
+ * writer's pending blocks, and sinks that buffer must be asked to flush
+ * on time.  At most a second without a writer.
+ */
+static int wait_timeout(struct pipeline *pl)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), next, w;
+
+	pl->empty_at = now;
+	next = now + (pl->writer && pl->codec ?
+		      (uint64_t)args_int(pl->codec->ctx.args, "flush") :
+		      1000000000u);
+	if (pl->writer) {
+		cwriter_set_arrival(pl->writer, now);
+		w = cwriter_next_tick(pl->writer);
+		if (w < next)
+			next = w;
+	}
+	if (pl->hr.tty && !pl->hr.quiet && pl->next_status &&
+	    pl->next_status < next)
+		next = pl->next_status;
+	if (pl->next_flush && pl->next_flush < next && sink_flushes(pl))
+		next = pl->next_flush;
+	if (next <= now)
+		return 0;
+	/* round up: waking a little late beats waking twice */
+	return (int)((next - now + 999999) / 1000000);
+}
+
 static int wait_source(struct pipeline *pl, struct pipe_err *err)
 {
 	struct pollfd pfd[MAX_FDS + 1];
@@ -735,7 +817,7 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 	}
 	pfd[n].fd = pl->sigfd;
 	pfd[n].events = POLLIN;
-	ret = poll(pfd, (nfds_t)n + 1, 100);
+	ret = poll(pfd, (nfds_t)n + 1, wait_timeout(pl));
 	if (ret < 0 && errno != EINTR)
 		return pipe_err_set(err, -errno, "poll failed: %s",
 				    strerror(errno));
@@ -758,9 +840,18 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 	struct pipe_batch b;
 	int ret, signo;
 
-	ret = merge_new(&pl->merge);
-	if (ret < 0)
-		return ret;
+	pl->direct = pl->writer != NULL;
+	if (pl->direct) {
+		/* nothing is known to have come yet */
+		ret = cwriter_cap_horizon(pl->writer, 0, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (has_record_sink(pl)) {
+		ret = merge_new(&pl->merge);
+		if (ret < 0)
+			return ret;
+	}
 	for (;;) {
 		ret = inst_read(pl->src, &b, err);
 		if (ret == PIPE_EOF)
@@ -786,7 +877,9 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 				return ret;
 		}
 	}
-	return release(pl, UINT64_MAX, err);
+	if (pl->merge)
+		return release(pl, UINT64_MAX, err);
+	return 0;
 }
 
 static int loop_bytes(struct pipeline *pl, struct pipe_err *err)

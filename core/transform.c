@@ -157,16 +157,6 @@ static int tbuf_varint(struct tbuf *b, uint64_t v)
 	return tbuf_put(b, tmp, n);
 }
 
-static int tbuf_u64(struct tbuf *b, uint64_t v)
-{
-	uint8_t tmp[8];
-	int i;
-
-	for (i = 0; i < 8; i++)
-		tmp[i] = (uint8_t)(v >> (8 * i));
-	return tbuf_put(b, tmp, 8);
-}
-
 static uint64_t zigzag(uint64_t d)
 {
 	return (d << 1) ^ (0 - (d >> 63));
@@ -175,15 +165,6 @@ static uint64_t zigzag(uint64_t d)
 static uint64_t unzigzag(uint64_t z)
 {
 	return (z >> 1) ^ (0 - (z & 1));
-}
-
-/* Varint of the zigzag delta of v against *prev, which becomes v. */
-static int tbuf_delta(struct tbuf *b, uint64_t v, uint64_t *prev)
-{
-	uint64_t d = v - *prev;
-
-	*prev = v;
-	return tbuf_varint(b, zigzag(d));
 }
 
 static uint64_t get_u64(const uint8_t *p)
@@ -337,11 +318,69 @@ static bool sample_parse(const struct meta *m, uint32_t ev,
 	return size == 8 + fixed;
 }
 
+/*
+ * The encoder's writers do no bounds checks of their own: encode_sample
+ * makes room for a whole sample first (one check per column, not one per
+ * value), as the encoder runs for every sample of a recording.
+ */
+static int tbuf_room(struct tbuf *b, size_t n)
+{
+	return b->cap - b->len >= n ? 0 : tbuf_reserve(b, n);
+}
+
+static void tput_varint(struct tbuf *b, uint64_t v)
+{
+	uint8_t *p = b->p + b->len;
+
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	b->len = (size_t)(p - b->p);
+}
+
+static void tput_delta(struct tbuf *b, uint64_t v, uint64_t *prev)
+{
+	uint64_t d = v - *prev;
+
+	*prev = v;
+	tput_varint(b, zigzag(d));
+}
+
+static void tput_u64(struct tbuf *b, uint64_t v)
+{
+	put_u64(b->p + b->len, v);
+	b->len += 8;
+}
+
+/* Worst-case bytes a sample adds to each column: varints of 64-bit
+ * values take at most 10 bytes. */
+static int encode_room(struct tbuf *c, uint64_t nr)
+{
+	static const uint8_t room[COL_COUNT] = {
+		[COL_KIND] = 10, [COL_MISC] = 10, [COL_ID] = 30,
+		[COL_TID] = 20, [COL_TIME] = 10, [COL_CPU] = 20,
+		[COL_PERIOD] = 10, [COL_IP] = 8, [COL_ADDR] = 8,
+		[COL_NR] = 10,
+	};
+	int i, ret;
+
+	for (i = 0; i < COL_COUNT; i++) {
+		if (!room[i])
+			continue;
+		ret = tbuf_room(&c[i], room[i]);
+		if (ret < 0)
+			return ret;
+	}
+	return tbuf_room(&c[COL_CHAIN], 8 * nr);
+}
+
 static int encode_sample(struct transform *t, uint32_t ev,
 			 const struct tsample *s, struct tprev *prev)
 {
 	struct tbuf *c = t->cols;
-	uint64_t st = s->sample_type, i, j;
+	uint64_t st = s->sample_type, j;
 	bool drop = false;
 	int ret;
 
@@ -349,41 +388,41 @@ static int encode_sample(struct transform *t, uint32_t ev,
 		j = chain_ip_index(s->chain, s->nr);
 		drop = j < s->nr && get_u64(s->chain + 8 * j) == s->ip;
 	}
-	ret = tbuf_varint(&c[COL_KIND], (uint64_t)ev + 1);
-	if (!ret)
-		ret = tbuf_varint(&c[COL_MISC], (uint64_t)s->misc << 1 | drop);
-	if (!ret && st & PERF_SAMPLE_IDENTIFIER)
-		ret = tbuf_delta(&c[COL_ID], s->identifier, &prev->identifier);
-	if (!ret && st & PERF_SAMPLE_IP && !drop)
-		ret = tbuf_u64(&c[COL_IP], s->ip);
-	if (!ret && st & PERF_SAMPLE_TID) {
-		ret = tbuf_delta(&c[COL_TID], s->pid, &prev->pid);
-		if (!ret)
-			ret = tbuf_varint(&c[COL_TID],
-					  zigzag((uint64_t)s->tid - s->pid));
+	ret = encode_room(c, st & PERF_SAMPLE_CALLCHAIN ? s->nr : 0);
+	if (ret < 0)
+		return ret;
+	tput_varint(&c[COL_KIND], (uint64_t)ev + 1);
+	tput_varint(&c[COL_MISC], (uint64_t)s->misc << 1 | drop);
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		tput_delta(&c[COL_ID], s->identifier, &prev->identifier);
+	if (st & PERF_SAMPLE_IP && !drop)
+		tput_u64(&c[COL_IP], s->ip);
+	if (st & PERF_SAMPLE_TID) {
+		tput_delta(&c[COL_TID], s->pid, &prev->pid);
+		tput_varint(&c[COL_TID], zigzag((uint64_t)s->tid - s->pid));
 	}
-	if (!ret && st & PERF_SAMPLE_TIME)
-		ret = tbuf_delta(&c[COL_TIME], s->time, &prev->time);
-	if (!ret && st & PERF_SAMPLE_ADDR)
-		ret = tbuf_u64(&c[COL_ADDR], s->addr);
-	if (!ret && st & PERF_SAMPLE_ID)
-		ret = tbuf_delta(&c[COL_ID], s->id, &prev->id);
-	if (!ret && st & PERF_SAMPLE_STREAM_ID)
-		ret = tbuf_delta(&c[COL_ID], s->stream_id, &prev->stream_id);
-	if (!ret && st & PERF_SAMPLE_CPU) {
-		ret = tbuf_delta(&c[COL_CPU], s->cpu, &prev->cpu);
-		if (!ret)
-			ret = tbuf_varint(&c[COL_CPU], s->res);
+	if (st & PERF_SAMPLE_TIME)
+		tput_delta(&c[COL_TIME], s->time, &prev->time);
+	if (st & PERF_SAMPLE_ADDR)
+		tput_u64(&c[COL_ADDR], s->addr);
+	if (st & PERF_SAMPLE_ID)
+		tput_delta(&c[COL_ID], s->id, &prev->id);
+	if (st & PERF_SAMPLE_STREAM_ID)
+		tput_delta(&c[COL_ID], s->stream_id, &prev->stream_id);
+	if (st & PERF_SAMPLE_CPU) {
+		tput_delta(&c[COL_CPU], s->cpu, &prev->cpu);
+		tput_varint(&c[COL_CPU], s->res);
 	}
-	if (!ret && st & PERF_SAMPLE_PERIOD)
-		ret = tbuf_delta(&c[COL_PERIOD], s->period, &prev->period);
-	if (!ret && st & PERF_SAMPLE_CALLCHAIN) {
-		ret = tbuf_varint(&c[COL_NR], s->nr);
-		for (i = 0; !ret && i < s->nr; i++)
-			ret = tbuf_u64(&c[COL_CHAIN],
-				       get_u64(s->chain + 8 * i));
+	if (st & PERF_SAMPLE_PERIOD)
+		tput_delta(&c[COL_PERIOD], s->period, &prev->period);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		tput_varint(&c[COL_NR], s->nr);
+		/* the column is u64 LE as the record's words are read: the
+		 * same bytes on any host */
+		memcpy(c[COL_CHAIN].p + c[COL_CHAIN].len, s->chain, 8 * s->nr);
+		c[COL_CHAIN].len += 8 * s->nr;
 	}
-	return ret;
+	return 0;
 }
 
 static int encode_finish(struct transform *t, uint64_t nr_records)
@@ -414,9 +453,10 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 	const uint8_t *p = raw;
 	struct tprev prev;
 	struct tsample s;
-	uint64_t nr_records = 0, nr_samples = 0;
+	uint64_t nr_records = 0, nr_samples = 0, last_id = 0;
 	size_t off = 0, size;
-	uint32_t type, ev;
+	uint32_t type, ev, last_ev = PIPE_EVENT_NONE;
+	bool last_ev_set = false;
 	int ret = 0, i;
 
 	if (len > TRANSFORM_LEN_MAX)
@@ -432,8 +472,15 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 		if (size < 8 || size > len - off)
 			return -EINVAL;
 		ev = PIPE_EVENT_NONE;
-		if (type == PERF_RECORD_SAMPLE)
+		if (type == PERF_RECORD_SAMPLE && size >= 16 &&
+		    get_u64(p + off + 8) == last_id && last_ev_set) {
+			ev = last_ev; /* consecutive samples share an event */
+		} else if (type == PERF_RECORD_SAMPLE) {
 			ev = sample_event(t->meta, p + off, size);
+			last_id = size >= 16 ? get_u64(p + off + 8) : 0;
+			last_ev = ev;
+			last_ev_set = size >= 16;
+		}
 		if (ev != PIPE_EVENT_NONE &&
 		    sample_parse(t->meta, ev, p + off, size, &s)) {
 			ret = encode_sample(t, ev, &s, &prev);

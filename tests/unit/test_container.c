@@ -1463,11 +1463,95 @@ static void test_stack_trim(void)
 	meta_free(m);
 }
 
+/*
+ * Records per stream, as a live recording without record sinks writes
+ * them: each round's records grouped by stream, the sideband's reversed
+ * (it gathers rings), the horizon capped at the next round's oldest.
+ * The file reads back whole and in time order, every block's horizon
+ * holds (no later block has a record older than it), and horizons never
+ * decrease.
+ */
+static void test_per_stream(void)
+{
+	struct meta *meta = make_meta();
+	struct cw_opts o = {
+		.codec_name = "none",
+		.block_size = 4096,
+		.flush_ns = 1000000000,
+		.transform = use_transform,
+		.write = mem_write,
+	};
+	struct pipe_record *round;
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct mem f = { 0 };
+	struct pipe_batch b = { 0 };
+	struct result res;
+	struct gen g;
+	uint64_t salt, at, hmax = 0;
+	size_t i, k, n, from, nb = 0;
+	uint64_t hz[4096], tmin[4096];
+	uint32_t st;
+
+	o.opaque = &f;
+	gen_records(&g, 20000, 3);
+	round = calloc(200, sizeof(*round));
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	CHECK(cwriter_cap_horizon(w, 0, &err) == 0);
+	for (from = 0; from < g.nr; from += 200) {
+		size_t to = from + 200 < g.nr ? from + 200 : g.nr;
+
+		n = 0;
+		for (st = 0; st < NR_CPUS; st++)
+			for (i = from; i < to; i++)
+				if (g.recs[i].stream == st)
+					round[n++] = g.recs[i];
+		for (i = to; i-- > from;)
+			if (g.recs[i].stream == PIPE_STREAM_SIDEBAND)
+				round[n++] = g.recs[i];
+		CHECK(n == to - from);
+		b.recs = round;
+		b.nr = n;
+		CHECK(cwriter_add(w, &b, &err) == 0);
+		CHECK(cwriter_cap_horizon(w, to < g.nr ? g.recs[to].time :
+					     UINT64_MAX, &err) == 0);
+	}
+	CHECK(cwriter_finish(w, &err) == 0);
+	cwriter_free(w);
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr);
+	CHECK(res.ordered);
+	CHECK(res.hash == gen_hash(&g, 0, g.nr));
+	salt = fmt_get64(f.p + FMT_FH_FILE_ID);
+	at = FMT_FILE_HDR_SIZE;
+	while (at < f.len && nb < 4096) {
+		struct fmt_block fb;
+
+		if (fmt_block_decode(&fb, f.p + at, f.len - at, salt) < 0)
+			break;
+		CHECK(fb.horizon >= hmax);
+		hmax = fb.horizon;
+		hz[nb] = fb.horizon;
+		tmin[nb++] = fb.type == FMT_DATA ? fb.t_min : UINT64_MAX;
+		at += fmt_block_len(&fb);
+	}
+	CHECK(at == f.len);
+	for (k = 0; k < nb; k++)
+		for (i = k + 1; i < nb; i++)
+			CHECK(tmin[i] >= hz[k]);
+	free(round);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
 int main(void)
 {
 	test_meta_and_header();
 	test_stack_trim();
 	test_summary();
+	test_per_stream();
 	test_round_trip(NULL, false);
 	test_round_trip(NULL, true);
 	test_round_trip(&xor_codec, false);
@@ -1476,6 +1560,7 @@ int main(void)
 	test_round_trip(NULL, false);
 	test_round_trip(&xor_codec, true);
 	test_flips(&xor_codec);
+	test_per_stream();
 	use_transform = false;
 	test_bad_files();
 	test_block_types();
