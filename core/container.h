@@ -30,6 +30,8 @@ struct creader;
 /* Where finished bytes go: the host fans them out to every byte sink. */
 typedef int (*container_write_fn)(void *opaque, const void *buf, size_t len,
 				  struct pipe_err *err);
+/* Where the output is asked to push buffered bytes out. */
+typedef int (*container_flush_fn)(void *opaque, struct pipe_err *err);
 
 enum cw_dict_mode { CW_DICT_OFF = 0, CW_DICT_ON = 1, CW_DICT_AUTO = 2 };
 
@@ -47,8 +49,12 @@ struct cw_opts {
 	uint32_t dict_size;              /* bytes to train */
 	const void *dict_data;           /* pre-trained dictionary or NULL */
 	size_t dict_len;
-	container_write_fn write;
+	container_write_fn write;        /* from the encoder's thread */
+	container_flush_fn flush;        /* likewise; optional */
 	void *opaque;
+	bool async;                      /* encode on a worker thread */
+	bool drop_when_behind;           /* live: a full queue drops blocks */
+	size_t queue_bytes;              /* raw bytes queued, 0: 16 MiB */
 };
 
 struct cw_stats {
@@ -57,6 +63,12 @@ struct cw_stats {
 	uint64_t raw_bytes;      /* record bytes in */
 	uint64_t stored_bytes;   /* file bytes out */
 	uint64_t blocks;
+	uint64_t dropped_records; /* in blocks dropped by a full queue */
+	uint64_t dropped_samples;
+	uint64_t dropped_blocks;
+	uint64_t lost;            /* the file's lost count: PERF_RECORD_LOST
+				     sums kept, and what dropped blocks and
+				     cwriter_lost stand for */
 };
 
 /*
@@ -95,14 +107,25 @@ uint64_t cwriter_next_tick(const struct cwriter *w);
  */
 int cwriter_cap_horizon(struct cwriter *w, uint64_t cap,
 			struct pipe_err *err);
-/* Flush everything, write the last index and the trailer. */
+/* Flush everything, write the last index and the trailer; the worker,
+ * if any, ends.  An encoder or write failure comes back here or from
+ * any later add. */
 int cwriter_finish(struct cwriter *w, struct pipe_err *err);
 /*
  * End a run that failed: write the pending blocks (what was recorded is
  * kept) but no last index and no trailer, so the file reads like a cut
- * one: readers recover every block and say so, verify fails.
+ * one: readers recover every block and say so, verify fails.  The
+ * worker, if any, ends.
  */
 int cwriter_cut(struct cwriter *w, struct pipe_err *err);
+/* Wake the worker for the blocks queued since the last call: a live
+ * caller calls it before it sleeps, so the worker wakes once per poll
+ * rather than once per block. */
+void cwriter_kick(struct cwriter *w);
+/* Have opts.flush called on the thread that writes, once the blocks
+ * queued before it are written (now without a worker).  A failure comes
+ * back from a later call, as the encoder's do. */
+int cwriter_flush_output(struct cwriter *w, struct pipe_err *err);
 void cwriter_stats(const struct cwriter *w, struct cw_stats *st);
 /* Records the recorder lost on `stream` besides the kernel's own
  * PERF_RECORD_LOST (ring overruns it counted itself): a LOST block now.

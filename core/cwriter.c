@@ -1,10 +1,13 @@
 /*
- * cwriter.c - the container writer: splits time-ordered records by stream,
- * cuts each stream into blocks (transform, codec, checksums), and appends
- * index blocks and the END block.  Append-only: bytes once handed to
- * opts->write are never rewritten.  Layout: docs/format.md.
+ * cwriter.c - the container writer: splits records by stream and cuts
+ * each stream into blocks on the caller's thread; an encoder (a worker
+ * thread with opts.async, else inline) transforms, compresses, checksums
+ * and writes them in order, with index blocks and the END block.
+ * Append-only: bytes once handed to opts->write are never rewritten.
+ * Layout: docs/format.md.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "container.h"
+#include "crash.h"
 #include "decode.h"
 #include "err.h"
 #include "format.h"
@@ -41,6 +45,11 @@
 /* sideband records held for ordering past this are released anyway */
 #define CW_HOLD_MAX (64u << 20)
 
+/* raw bytes waiting for the encoder when opts.queue_bytes is 0 */
+#define CW_QUEUE_DEFAULT (16u << 20)
+/* done jobs kept with their buffers for reuse */
+#define CW_SPARE_MAX 8
+
 /* record-time lag of a pending stream when flush_ns is 0 */
 #define CW_LAG_DEFAULT UINT64_C(1000000000)
 
@@ -60,6 +69,23 @@ struct cw_held {
 	uint64_t time;          /* record time, ns */
 	size_t off;             /* offset of its bytes in the hold buffer */
 	uint32_t size;          /* record bytes */
+};
+
+enum cw_job_kind {
+	CW_JOB_DATA = 0,        /* a stream's raw records, to encode */
+	CW_JOB_LOST = 1,        /* a LOST block, payload ready */
+	CW_JOB_END = 2,         /* the last index and END; payload ready but
+				   for the index offset and block count */
+};
+
+/* One block for the encoder, queued in file order. */
+struct cw_job {
+	struct cw_job *next;    /* queue or spare list */
+	int kind;               /* enum cw_job_kind */
+	struct fmt_block b;     /* header fields known when it was queued */
+	uint8_t *buf;           /* owned: raw records or ready payload */
+	size_t len;             /* bytes used */
+	size_t cap;             /* bytes allocated */
 };
 
 struct cwriter {
@@ -117,7 +143,27 @@ struct cwriter {
 	uint64_t t_first, t_last;     /* record time range */
 	bool have_time;
 	bool finished;
-	struct cw_stats st;
+	struct cw_stats st;           /* the adding side's counts */
+	/* the encoder's side (its thread's alone while it runs) */
+	uint64_t enc_first, enc_last; /* time range of DATA written, ns */
+	uint64_t enc_stored;          /* bytes written */
+	uint64_t enc_blocks;          /* DATA blocks written */
+	uint64_t pub_stored;          /* enc_stored for cwriter_stats (atomic) */
+	uint64_t pub_blocks;          /* enc_blocks likewise */
+	/* the queue, under mu */
+	pthread_mutex_t mu;
+	pthread_cond_t work;          /* a job queued, or quit */
+	pthread_cond_t room;          /* a job done */
+	pthread_t thread;
+	bool thread_on;               /* the worker runs */
+	bool quit;                    /* the worker ends when the queue is empty */
+	bool flush_req;               /* call opts.flush when the queue is empty */
+	struct cw_job *head, *tail;   /* queued, oldest first */
+	struct cw_job *spare;         /* done jobs, buffers kept */
+	uint32_t nr_spare;
+	size_t queued;                /* raw bytes of queued DATA jobs */
+	int enc_ret;                  /* first encoder failure, 0: none */
+	struct pipe_err enc_err;      /* its message */
 };
 
 static int cw_write(struct cwriter *w, const void *buf, size_t len,
@@ -128,7 +174,7 @@ static int cw_write(struct cwriter *w, const void *buf, size_t len,
 	if (ret < 0)
 		return ret;
 	w->off += len;
-	w->st.stored_bytes += len;
+	w->enc_stored += len;
 	return 0;
 }
 
@@ -253,7 +299,7 @@ static int cw_write_index(struct cwriter *w, struct pipe_err *err)
 	}
 	if (b.t_min == UINT64_MAX)
 		b.t_min = 0;
-	b.horizon = cw_horizon(w);
+	b.horizon = w->horizon_out;
 	b.stored = (uint32_t)len;
 	b.raw = (uint32_t)len;
 	b.coded = (uint32_t)len;
@@ -263,7 +309,7 @@ static int cw_write_index(struct cwriter *w, struct pipe_err *err)
 		return ret;
 	w->idx_prev = at;
 	w->idx_off_at = w->off;
-	w->idx_time_at = w->last_time;
+	w->idx_time_at = w->enc_last;
 	w->idx_time_set = true;
 	w->idx_len = 0;
 	w->idx_nr = 0;
@@ -274,10 +320,10 @@ static int cw_maybe_index(struct cwriter *w, struct pipe_err *err)
 {
 	if (w->idx_nr >= FMT_INDEX_MAX_ENTRIES ||
 	    w->off - w->idx_off_at >= CW_INDEX_BYTES ||
-	    (w->idx_time_set && w->last_time - w->idx_time_at >= CW_INDEX_NS))
+	    (w->idx_time_set && w->enc_last - w->idx_time_at >= CW_INDEX_NS))
 		return cw_write_index(w, err);
-	if (!w->idx_time_set && w->have_time) {
-		w->idx_time_at = w->t_first;
+	if (!w->idx_time_set && w->enc_first) {
+		w->idx_time_at = w->enc_first;
 		w->idx_time_set = true;
 	}
 	return 0;
@@ -398,7 +444,7 @@ static int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
 		b.raw = (uint32_t)(len + 8);
 		b.coded = b.raw;
 		b.stored = (uint32_t)out_len;
-		b.horizon = cw_horizon(w);
+		b.horizon = w->horizon_out;
 		ret = cw_put_block(w, &b, w->zbuf2, err);
 	}
 	free(payload);
@@ -555,37 +601,270 @@ static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 	return 0;
 }
 
-static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
-			   struct pipe_err *err)
+/* A DATA job: encode, write, index (the encoder's side). */
+static int cw_encode_data(struct cwriter *w, struct cw_job *j,
+			  struct pipe_err *err)
 {
-	struct fmt_block b = { 0 };
 	const void *stored = NULL;
 	int ret;
 
-	if (!s->len)
-		return 0;
-	b.type = FMT_DATA;
-	b.stream = s->id;
-	b.records = s->records;
-	b.samples = s->samples;
-	b.t_min = s->t_min;
-	b.t_max = s->t_max;
-	ret = cw_encode(w, s->buf, s->len, &b, &stored, err);
+	ret = cw_encode(w, j->buf, j->len, &j->b, &stored, err);
 	if (ret < 0)
 		return ret;
-	w->st.blocks++;
+	w->enc_blocks++;
+	ret = cw_put_block(w, &j->b, stored, err);
+	if (ret == 0)
+		ret = cw_dict_after_block(w, err);
+	if (ret < 0)
+		return ret;
+	if (j->b.t_min && (!w->enc_first || j->b.t_min < w->enc_first))
+		w->enc_first = j->b.t_min;
+	if (j->b.t_max > w->enc_last)
+		w->enc_last = j->b.t_max;
+	return cw_maybe_index(w, err);
+}
+
+static int cw_run_job(struct cwriter *w, struct cw_job *j,
+		      struct pipe_err *err)
+{
+	int ret;
+
+	switch (j->kind) {
+	case CW_JOB_DATA:
+		ret = cw_encode_data(w, j, err);
+		break;
+	case CW_JOB_LOST:
+		ret = cw_put_block(w, &j->b, j->buf, err);
+		break;
+	default:
+		ret = cw_write_index(w, err);
+		if (ret < 0)
+			break;
+		fmt_put64(j->buf + 0, w->idx_prev);
+		fmt_put64(j->buf + 32, w->enc_blocks);
+		ret = cw_put_block(w, &j->b, j->buf, err);
+		break;
+	}
+	__atomic_store_n(&w->pub_stored, w->enc_stored, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pub_blocks, w->enc_blocks, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* A job to fill: a spare one with its buffer, or a new one. */
+static struct cw_job *cw_job_get(struct cwriter *w)
+{
+	struct cw_job *j = NULL;
+
+	if (w->thread_on)
+		pthread_mutex_lock(&w->mu);
+	if (w->spare) {
+		j = w->spare;
+		w->spare = j->next;
+		w->nr_spare--;
+	}
+	if (w->thread_on)
+		pthread_mutex_unlock(&w->mu);
+	if (!j)
+		j = calloc(1, sizeof(*j));
+	if (j) {
+		j->next = NULL;
+		j->len = 0;
+		memset(&j->b, 0, sizeof(j->b));
+	}
+	return j;
+}
+
+/* Keep a done job for reuse, or free it (mu held when the worker runs). */
+static void cw_job_put_locked(struct cwriter *w, struct cw_job *j)
+{
+	if (w->nr_spare < CW_SPARE_MAX) {
+		j->next = w->spare;
+		w->spare = j;
+		w->nr_spare++;
+		return;
+	}
+	free(j->buf);
+	free(j);
+}
+
+static void *cw_worker(void *arg)
+{
+	struct cwriter *w = arg;
+	struct cw_job *j;
+	struct pipe_err e;
+	int ret;
+
+	crash_thread_begin(); /* a codec's stack overflow is reported too */
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		while (!w->head && !w->quit && !w->flush_req)
+			pthread_cond_wait(&w->work, &w->mu);
+		j = w->head;
+		if (!j && w->flush_req) {
+			w->flush_req = false;
+			pthread_mutex_unlock(&w->mu);
+			ret = w->enc_ret ? 0 : w->opts.flush(w->opts.opaque, &e);
+			pthread_mutex_lock(&w->mu);
+			if (ret < 0 && !w->enc_ret) {
+				w->enc_err = e;
+				w->enc_ret = ret;
+			}
+			continue;
+		}
+		if (!j)
+			break;
+		w->head = j->next;
+		if (!w->head)
+			w->tail = NULL;
+		pthread_mutex_unlock(&w->mu);
+		/* after a failure the rest is dropped: the caller stops */
+		ret = w->enc_ret ? 0 : cw_run_job(w, j, &e);
+		pthread_mutex_lock(&w->mu);
+		if (j->kind == CW_JOB_DATA)
+			w->queued -= j->len;
+		if (ret < 0 && !w->enc_ret) {
+			w->enc_err = e;
+			w->enc_ret = ret;
+		}
+		cw_job_put_locked(w, j);
+		pthread_cond_broadcast(&w->room);
+	}
+	pthread_mutex_unlock(&w->mu);
+	crash_thread_end();
+	return NULL;
+}
+
+/* The encoder's first failure, handed to the caller once seen (mu held). */
+static int cw_enc_failed_locked(struct cwriter *w, struct pipe_err *err)
+{
+	if (!w->enc_ret)
+		return 0;
+	*err = w->enc_err;
+	return w->enc_ret;
+}
+
+/* Records a dropped block stands for: its own, but a PERF_RECORD_LOST
+ * among them for the records it counted. */
+static uint64_t cw_lost_in(const struct cw_job *j, uint64_t *kernel)
+{
+	uint64_t n = j->b.records, v;
+	size_t off = 0;
+
+	while (off + sizeof(struct perf_event_header) <= j->len) {
+		const struct perf_event_header *h = (const void *)(j->buf + off);
+
+		if (h->size < sizeof(*h) || h->size > j->len - off)
+			break;
+		if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+			memcpy(&v, j->buf + off + 16, 8);
+			n += v - 1;
+			*kernel += v;
+		}
+		off += h->size;
+	}
+	return n;
+}
+
+/* A dropped block: its records are lost, and the file says so. */
+static int cw_drop(struct cwriter *w, const struct fmt_block *b,
+		   uint64_t lost, uint64_t kernel, struct pipe_err *err)
+{
+	w->st.dropped_records += b->records;
+	w->st.dropped_samples += b->samples;
+	w->st.dropped_blocks++;
+	w->lost -= kernel; /* counted when added; now in `lost` */
+	return cwriter_lost(w, b->stream, lost, err);
+}
+
+/*
+ * Hand a job to the encoder, which owns it from here: run it now without
+ * a worker; else queue it.  A full queue (opts.queue_bytes of raw DATA)
+ * makes a live recording drop a CPU stream's block, counted and written
+ * as lost, rather than stall the thread that drains the rings; anything
+ * else waits for room.
+ */
+static int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
+{
+	bool data = j->kind == CW_JOB_DATA;
+	size_t limit = w->opts.queue_bytes;
+	int ret;
+
+	if (!w->thread_on) {
+		ret = cw_run_job(w, j, err);
+		cw_job_put_locked(w, j);
+		return ret;
+	}
+	pthread_mutex_lock(&w->mu);
+	ret = cw_enc_failed_locked(w, err);
+	while (ret == 0 && data && w->queued && w->queued + j->len > limit &&
+	       !(w->opts.drop_when_behind && j->b.stream != PIPE_STREAM_SIDEBAND)) {
+		pthread_cond_signal(&w->work);
+		pthread_cond_wait(&w->room, &w->mu);
+		ret = cw_enc_failed_locked(w, err);
+	}
+	if (ret == 0 && data && w->queued && w->queued + j->len > limit) {
+		struct fmt_block b = j->b;
+		uint64_t kernel = 0, lost = cw_lost_in(j, &kernel);
+
+		cw_job_put_locked(w, j);
+		pthread_mutex_unlock(&w->mu);
+		return cw_drop(w, &b, lost, kernel, err);
+	}
+	if (ret < 0) {
+		cw_job_put_locked(w, j);
+		pthread_mutex_unlock(&w->mu);
+		return ret;
+	}
+	if (w->tail)
+		w->tail->next = j;
+	else
+		w->head = j;
+	w->tail = j;
+	if (data)
+		w->queued += j->len;
+	/* live, the caller wakes the worker once per poll (cwriter_kick):
+	 * fewer wake-ups; a backlog, or anyone else, wakes it now */
+	if (!w->opts.drop_when_behind || w->queued > limit / 4 || !data)
+		pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
+			   struct pipe_err *err)
+{
+	struct cw_job *j;
+	uint8_t *buf;
+	size_t cap;
+
+	if (!s->len)
+		return 0;
+	j = cw_job_get(w);
+	if (!j)
+		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
+				    strerror(ENOMEM));
+	/* the records move to the job; the stream takes its old buffer */
+	buf = j->buf;
+	cap = j->cap;
+	j->buf = s->buf;
+	j->cap = s->cap;
+	j->len = s->len;
+	s->buf = buf;
+	s->cap = cap;
+	j->kind = CW_JOB_DATA;
+	j->b.type = FMT_DATA;
+	j->b.stream = s->id;
+	j->b.records = s->records;
+	j->b.samples = s->samples;
+	j->b.t_min = s->t_min;
+	j->b.t_max = s->t_max;
 	/* this stream's records leave the pending set before the horizon */
 	s->len = 0;
 	s->records = 0;
 	s->samples = 0;
 	s->pending_since = 0;
-	b.horizon = cw_horizon(w);
-	ret = cw_put_block(w, &b, stored, err);
-	if (ret == 0)
-		ret = cw_dict_after_block(w, err);
-	if (ret < 0)
-		return ret;
-	return cw_maybe_index(w, err);
+	j->b.horizon = cw_horizon(w);
+	return cw_queue(w, j, err);
 }
 
 static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
@@ -684,7 +963,9 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 		if (ret < 0)
 			return ret;
 	}
-	if (fmt_grow((void **)&s->buf, &s->cap, s->len + h->size, 4096))
+	/* a whole block at once: no regrowing while it fills */
+	if (fmt_grow((void **)&s->buf, &s->cap, s->len + h->size,
+		     w->opts.block_size))
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	memcpy(s->buf + s->len, h, h->size);
@@ -921,30 +1202,56 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)
 	return 0;
 }
 
-static int cw_write_end(struct cwriter *w, struct pipe_err *err)
+/* The END job: its payload but for what the encoder knows. */
+static int cw_queue_end(struct cwriter *w, struct pipe_err *err)
 {
-	struct fmt_block b = { 0 };
-	uint8_t p[FMT_END_SIZE_NOW] = { 0 };
+	struct cw_job *j = cw_job_get(w);
+	uint8_t *p;
 
-	fmt_put64(p + 0, w->idx_prev);
+	if (!j || fmt_grow((void **)&j->buf, &j->cap, FMT_END_SIZE_NOW, 4096)) {
+		free(j);
+		return pipe_err_set(err, -ENOMEM, "cannot end the file: %s",
+				    strerror(ENOMEM));
+	}
+	p = j->buf;
+	memset(p, 0, FMT_END_SIZE_NOW);
 	fmt_put64(p + 8, w->st.records);
 	fmt_put64(p + 16, w->st.samples);
 	fmt_put64(p + 24, w->lost);
-	fmt_put64(p + 32, w->st.blocks);
 	fmt_put64(p + 40, w->t_first);
 	fmt_put64(p + 48, w->t_last);
 	fmt_put64(p + 56, w->st.raw_bytes);
 	fmt_put64(p + FMT_END_THROTTLES, w->throttles);
-	b.type = FMT_END;
-	b.stream = PIPE_STREAM_SIDEBAND;
-	b.t_min = w->t_first;
-	b.t_max = w->t_last;
-	b.horizon = UINT64_MAX;
-	b.records = 0;
-	b.stored = FMT_END_SIZE_NOW;
-	b.raw = FMT_END_SIZE_NOW;
-	b.coded = FMT_END_SIZE_NOW;
-	return cw_put_block(w, &b, p, err);
+	j->kind = CW_JOB_END;
+	j->len = FMT_END_SIZE_NOW;
+	j->b.type = FMT_END;
+	j->b.stream = PIPE_STREAM_SIDEBAND;
+	j->b.t_min = w->t_first;
+	j->b.t_max = w->t_last;
+	j->b.horizon = UINT64_MAX;
+	j->b.stored = FMT_END_SIZE_NOW;
+	j->b.raw = FMT_END_SIZE_NOW;
+	j->b.coded = FMT_END_SIZE_NOW;
+	return cw_queue(w, j, err);
+}
+
+/* Let the worker finish the queue and end; its failure, if any. */
+static int cw_stop_worker(struct cwriter *w, struct pipe_err *err)
+{
+	int ret;
+
+	if (!w->thread_on)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	w->quit = true;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	w->thread_on = false;
+	ret = w->enc_ret;
+	if (ret < 0)
+		*err = w->enc_err;
+	return ret;
 }
 
 /* Write every pending block, oldest first (keeps the horizons
@@ -984,12 +1291,10 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err)
 	if (w->finished)
 		return 0;
 	ret = cw_flush_all(w, err);
-	if (ret < 0)
-		return ret;
-	ret = cw_write_index(w, err);
-	if (ret < 0)
-		return ret;
-	ret = cw_write_end(w, err);
+	if (ret == 0)
+		ret = cw_queue_end(w, err);
+	if (ret == 0)
+		ret = cw_stop_worker(w, err);
 	if (ret < 0)
 		return ret;
 	w->finished = true;
@@ -998,40 +1303,77 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err)
 
 int cwriter_cut(struct cwriter *w, struct pipe_err *err)
 {
-	int ret;
+	struct pipe_err e2;
+	int ret, ret2;
 
 	if (w->finished)
 		return 0;
 	ret = cw_flush_all(w, err);
+	ret2 = cw_stop_worker(w, ret < 0 ? &e2 : err);
 	w->finished = true;
-	return ret;
+	return ret < 0 ? ret : ret2;
+}
+
+int cwriter_flush_output(struct cwriter *w, struct pipe_err *err)
+{
+	if (!w->opts.flush)
+		return 0;
+	if (!w->thread_on)
+		return w->opts.flush(w->opts.opaque, err);
+	pthread_mutex_lock(&w->mu);
+	w->flush_req = true;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+void cwriter_kick(struct cwriter *w)
+{
+	if (!w->thread_on)
+		return;
+	pthread_mutex_lock(&w->mu);
+	if (w->head)
+		pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->mu);
 }
 
 int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,
 		 struct pipe_err *err)
 {
-	struct fmt_block b = { 0 };
-	uint8_t p[16];
+	struct cw_job *j;
+	uint8_t *p;
 
 	if (w->finished)
 		return pipe_err_set(err, -EINVAL,
 				    "cannot add lost counts: the file is finished");
+	j = cw_job_get(w);
+	if (!j || fmt_grow((void **)&j->buf, &j->cap, 16, 4096)) {
+		free(j);
+		return pipe_err_set(err, -ENOMEM, "cannot add lost counts: %s",
+				    strerror(ENOMEM));
+	}
+	p = j->buf;
 	fmt_put32(p, stream);
 	fmt_put32(p + 4, 0);
 	fmt_put64(p + 8, count);
-	b.type = FMT_LOST;
-	b.stream = PIPE_STREAM_SIDEBAND;
-	b.horizon = cw_horizon(w);
-	b.stored = sizeof(p);
-	b.raw = sizeof(p);
-	b.coded = sizeof(p);
+	j->kind = CW_JOB_LOST;
+	j->len = 16;
+	j->b.type = FMT_LOST;
+	j->b.stream = PIPE_STREAM_SIDEBAND;
+	j->b.horizon = cw_horizon(w);
+	j->b.stored = 16;
+	j->b.raw = 16;
+	j->b.coded = 16;
 	w->lost += count;
-	return cw_put_block(w, &b, p, err);
+	return cw_queue(w, j, err);
 }
 
 void cwriter_stats(const struct cwriter *w, struct cw_stats *st)
 {
 	*st = w->st;
+	st->lost = w->lost;
+	st->stored_bytes = __atomic_load_n(&w->pub_stored, __ATOMIC_RELAXED);
+	st->blocks = __atomic_load_n(&w->pub_blocks, __ATOMIC_RELAXED);
 }
 
 void cwriter_free(struct cwriter *w)
@@ -1040,6 +1382,28 @@ void cwriter_free(struct cwriter *w)
 
 	if (!w)
 		return;
+	if (w->thread_on) {
+		struct pipe_err ignored;
+
+		cw_stop_worker(w, &ignored);
+	}
+	while (w->head) {
+		struct cw_job *j = w->head;
+
+		w->head = j->next;
+		free(j->buf);
+		free(j);
+	}
+	while (w->spare) {
+		struct cw_job *j = w->spare;
+
+		w->spare = j->next;
+		free(j->buf);
+		free(j);
+	}
+	pthread_mutex_destroy(&w->mu);
+	pthread_cond_destroy(&w->work);
+	pthread_cond_destroy(&w->room);
 	for (i = 0; i < w->nr_by_id; i++) {
 		if (w->by_id[i])
 			free(w->by_id[i]->buf);
@@ -1184,6 +1548,11 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 	w->nr_streams = meta_view(meta) && meta_view(meta)->nr_streams ?
 			meta_view(meta)->nr_streams : META_MAX_STREAMS;
 	w->horizon_cap = UINT64_MAX;
+	pthread_mutex_init(&w->mu, NULL);
+	pthread_cond_init(&w->work, NULL);
+	pthread_cond_init(&w->room, NULL);
+	if (!w->opts.queue_bytes)
+		w->opts.queue_bytes = CW_QUEUE_DEFAULT;
 	if (opts->transform) {
 		ret = transform_new(&w->tf, meta, err);
 		if (ret < 0)
@@ -1198,6 +1567,16 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 	ret = cw_dict_start(w, err);
 	if (ret < 0)
 		goto fail;
+	__atomic_store_n(&w->pub_stored, w->enc_stored, __ATOMIC_RELAXED);
+	if (opts->async) {
+		ret = -pthread_create(&w->thread, NULL, cw_worker, w);
+		if (ret < 0) {
+			pipe_err_set(err, ret, "cannot start the encoder: %s",
+				     strerror(-ret));
+			goto fail;
+		}
+		w->thread_on = true;
+	}
 	*out = w;
 	return 0;
 fail:

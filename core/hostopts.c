@@ -42,6 +42,10 @@ static const struct pipe_param writer_table[] = {
 	  "size of a trained dictionary", NULL, 1024, 1 << 20 },
 	{ "dict_file", PIPE_PARAM_STR, 0, NULL,
 	  "use this pre-trained dictionary instead of training", NULL, 0, 0 },
+	{ "queue", PIPE_PARAM_SIZE, 0, "16M",
+	  "raw bytes of blocks waiting for the encoder thread; live, a block "
+	  "past it is dropped and counted lost", NULL,
+	  64 << 10, INT64_C(1) << 30 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 

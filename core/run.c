@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,9 @@
 #define MORE_ERRORS_MAX 8 /* failures shown after the run's first */
 
 #define FLUSH_EVERY_NS 1000000000u /* sinks' flush on live runs */
+
+/* guards pipeline.more: sinks fail on the main and the writer's thread */
+static pthread_mutex_t more_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct codec_slot {
 	struct loaded *lp;  /* owned */
@@ -129,8 +133,11 @@ static int sink_failed(struct pipeline *pl, int first, int ret,
 		*err = *e;
 		return ret;
 	}
+	/* byte sinks fail on the writer's thread */
+	pthread_mutex_lock(&more_mu);
 	if (pl->nr_more < MORE_ERRORS_MAX)
 		pl->more[pl->nr_more++] = *e;
+	pthread_mutex_unlock(&more_mu);
 	return first;
 }
 
@@ -318,7 +325,8 @@ static void status_update(struct pipeline *pl)
 		if (ws.stored_bytes)
 			fprintf(stderr, ", %.1fx", (double)ws.raw_bytes /
 					      (double)ws.stored_bytes);
-		fprintf(stderr, ", %llu lost", (unsigned long long)pl->lost);
+		fprintf(stderr, ", %llu lost", (unsigned long long)
+			(pl->writer ? ws.lost : pl->lost));
 	}
 	pl->status_shown = true;
 }
@@ -346,6 +354,28 @@ static int write_bytes(void *opaque, const void *buf, size_t len,
 		if (!(s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
 		ret = inst_write(s, buf, len, &e);
+		if (ret < 0)
+			first = sink_failed(pl, first, ret, &e, err);
+	}
+	return first;
+}
+
+/* The writer's flush: byte sinks push buffered output out, on the
+ * thread that writes to them. */
+static int flush_bytes(void *opaque, struct pipe_err *err)
+{
+	struct pipeline *pl = opaque;
+	struct pipe_err e;
+	uint32_t i;
+	int ret, first = 0;
+
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+
+		if (!(s->p->flags & PIPE_PLUGIN_BYTES) || s->failed ||
+		    !s->started)
+			continue;
+		ret = inst_flush(s, &e);
 		if (ret < 0)
 			first = sink_failed(pl, first, ret, &e, err);
 	}
@@ -450,10 +480,11 @@ static int writer_dict_opts(struct pipeline *pl, struct cw_opts *wo,
 		return -EINVAL;
 	}
 	/*
-	 * Training runs on the loop that drains the rings and stalls it for
-	 * up to seconds (samples were lost): a live recording trains only
-	 * when asked with dict=on or auto; transcoding trains by default.
-	 * A dict_file= needs no training: live, it is used as with dict=on.
+	 * A training takes up to seconds: on the encoder thread it still
+	 * fills the queue a live recording must keep moving, so a live
+	 * recording trains only when asked with dict=on or auto;
+	 * transcoding trains by default.  A dict_file= needs no training:
+	 * live, it is used as with dict=on.
 	 */
 	if (m == 0 && (pl->src->p->flags & PIPE_PLUGIN_LIVE) &&
 	    !args_is_set(a, "dict"))
@@ -486,6 +517,7 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 {
 	const char *spec = pl->o->codec ? pl->o->codec : default_codec(pl->o->conf);
 	struct cw_opts wo = { 0 };
+	uint32_t i;
 	int64_t tr;
 	int ret;
 
@@ -511,7 +543,15 @@ static int open_writer(struct pipeline *pl, struct pipe_err *err)
 	if (ret < 0)
 		return ret;
 	wo.write = write_bytes;
+	for (i = 0; i < pl->nr_sinks; i++)
+		if ((pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES) &&
+		    pl->sinks[i]->p->flush)
+			wo.flush = flush_bytes;
 	wo.opaque = pl;
+	wo.async = true;
+	/* the thread that drains the rings must never wait for the encoder */
+	wo.drop_when_behind = pl->src->p->flags & PIPE_PLUGIN_LIVE;
+	wo.queue_bytes = (size_t)args_int(pl->codec->ctx.args, "queue");
 	return cwriter_new(&pl->writer, &wo, pl->hr.meta, err);
 }
 
@@ -751,11 +791,14 @@ static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
 	for (i = 0; i < pl->nr_sinks; i++) {
 		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
 			continue;
+		/* the writer's thread writes to byte sinks: it flushes them */
+		if (pl->writer && (pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES))
+			continue;
 		ret = inst_flush(pl->sinks[i], err);
 		if (ret < 0)
 			return ret;
 	}
-	return 0;
+	return pl->writer ? cwriter_flush_output(pl->writer, err) : 0;
 }
 
 /* A started sink pushes buffered output out when asked (flush_sinks). */
@@ -787,6 +830,7 @@ static int wait_timeout(struct pipeline *pl)
 		      (uint64_t)args_int(pl->codec->ctx.args, "flush") :
 		      1000000000u);
 	if (pl->writer) {
+		cwriter_kick(pl->writer);
 		cwriter_set_arrival(pl->writer, now);
 		w = cwriter_next_tick(pl->writer);
 		if (w < next)
@@ -1057,7 +1101,9 @@ static void print_summary(struct pipeline *pl)
 	fprintf(stderr,
 		"pipe: %llu samples, %llu lost, %llu throttled, "
 		"%.0f samples/s per CPU over %.2f s",
-		(unsigned long long)pl->samples, (unsigned long long)pl->lost,
+		/* with a file: what the file holds and says was lost */
+		(unsigned long long)(pl->samples - ws.dropped_samples),
+		(unsigned long long)(pl->writer ? ws.lost : pl->lost),
 		(unsigned long long)pl->throttled,
 		secs > 0 && cpus ? (double)pl->samples / secs / cpus : 0.0,
 		secs);
@@ -1078,6 +1124,24 @@ static void say_cut(const struct pipeline *pl)
 	fprintf(stderr, "pipe: interrupted (SIG%s) after %llu records: the "
 		"output is incomplete\n", sigabbrev_np(pl->cut_signo),
 		(unsigned long long)st.records);
+}
+
+/* Blocks the encoder could not take in time: a warning even with -q. */
+static void warn_dropped(const struct pipeline *pl)
+{
+	struct cw_stats ws = { 0 };
+
+	if (pl->writer)
+		cwriter_stats(pl->writer, &ws);
+	if (ws.dropped_blocks)
+		fprintf(stderr, "pipe: warning: the encoder fell behind: %llu "
+			"blocks (%llu records, %llu samples) were dropped and "
+			"are counted lost in the file\n"
+			"hint: use a faster codec level (such as -c zstd:1) or "
+			"a larger queue= in -c\n",
+			(unsigned long long)ws.dropped_blocks,
+			(unsigned long long)ws.dropped_records,
+			(unsigned long long)ws.dropped_samples);
 }
 
 static void pipeline_free(struct pipeline *pl)
@@ -1207,6 +1271,8 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		say_cut(&pl);
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
 		print_summary(&pl);
+	if (ret == 0)
+		warn_dropped(&pl);
 out:
 	{
 		int code = exit_status(&pl, ret);

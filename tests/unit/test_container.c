@@ -80,6 +80,25 @@ static const struct pipe_plugin xor_codec = {
 	.decompress = xor_decompress,
 };
 
+/* the same codec, slow: 20 ms a block, to fill the encoder's queue */
+static int slow_compress(void *state, uint32_t dict_id, const void *src,
+			 size_t len, void *dst, size_t cap, size_t *out_len)
+{
+	usleep(20000);
+	return xor_compress(state, dict_id, src, len, dst, cap, out_len);
+}
+
+static const struct pipe_plugin slow_codec = {
+	.abi = PIPE_ABI,
+	.size = sizeof(struct pipe_plugin),
+	.kind = PIPE_KIND_CODEC,
+	.name = "xor",
+	.codec_id = 77,
+	.bound = xor_bound,
+	.compress = slow_compress,
+	.decompress = xor_decompress,
+};
+
 static int opens, closes;
 /* a real codec plugin, for dictionaries (NULL when not built) */
 static struct loaded *real_lp;
@@ -1546,12 +1565,82 @@ static void test_per_stream(void)
 	meta_free(meta);
 }
 
+/*
+ * The encoder on its own thread, behind a slow codec and a queue of two
+ * blocks.  Waiting (not live): every record reaches the file.  Live
+ * (drop_when_behind): blocks are dropped, never the sideband, and each
+ * drop is counted in the stats and written as lost, so the file reads
+ * back as what was kept plus a lost count for the rest.
+ */
+static void test_encoder_queue(bool drop)
+{
+	struct meta *meta = make_meta();
+	struct cw_opts o = {
+		.codec = &slow_codec,
+		.codec_name = "xor",
+		.block_size = 4096,
+		.flush_ns = 1000000000,
+		.write = mem_write,
+		.async = true,
+		.drop_when_behind = drop,
+		.queue_bytes = 8192,
+	};
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct mem f = { 0 };
+	struct pipe_batch b = { 0 };
+	struct cw_stats ws;
+	struct result res;
+	struct gen g;
+	size_t i, side = 0;
+
+	o.opaque = &f;
+	gen_records(&g, 3000, 5);
+	for (i = 0; i < g.nr; i++)
+		side += g.recs[i].stream == PIPE_STREAM_SIDEBAND;
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	for (i = 0; i < g.nr; i += 50) {
+		b.recs = g.recs + i;
+		b.nr = g.nr - i < 50 ? g.nr - i : 50;
+		CHECK(cwriter_add(w, &b, &err) == 0);
+	}
+	CHECK(cwriter_finish(w, &err) == 0);
+	cwriter_stats(w, &ws);
+	cwriter_free(w);
+	CHECK(ws.records == g.nr);
+	if (drop) {
+		CHECK(ws.dropped_blocks > 0);
+		CHECK(ws.dropped_records > 0);
+		CHECK(ws.dropped_samples <= ws.dropped_records);
+	} else {
+		CHECK(ws.dropped_blocks == 0);
+	}
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr - ws.dropped_records);
+	CHECK(res.ordered);
+	/* the dropped records, and the 5 of the one PERF_RECORD_LOST
+	 * (in place of itself, when its block went) */
+	CHECK(ws.lost == 5 + ws.dropped_records ||
+	      ws.lost == 4 + ws.dropped_records);
+	CHECK(res.st.lost == ws.lost);
+	CHECK(res.reports == 0);
+	CHECK(ws.stored_bytes == f.len);
+	/* the sideband is never dropped */
+	CHECK(res.nr >= side);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
 int main(void)
 {
 	test_meta_and_header();
 	test_stack_trim();
 	test_summary();
 	test_per_stream();
+	test_encoder_queue(false);
+	test_encoder_queue(true);
 	test_round_trip(NULL, false);
 	test_round_trip(NULL, true);
 	test_round_trip(&xor_codec, false);
