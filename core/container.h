@@ -94,9 +94,10 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
  * from there.  0: from the first tick that sees them.
  */
 void cwriter_set_arrival(struct cwriter *w, uint64_t mono_ns);
-/* Monotonic ns at which cwriter_tick has a stream to flush: 0 for now,
- * UINT64_MAX for nothing pending. */
-uint64_t cwriter_next_tick(const struct cwriter *w);
+/* Monotonic ns at which cwriter_tick has a stream to flush or
+ * cwriter_kick a queued block to hand over: 0 for now, UINT64_MAX for
+ * nothing pending. */
+uint64_t cwriter_next_tick(struct cwriter *w);
 /*
  * Records may come per stream rather than in global time order: the
  * caller promises only that no record older than `cap` is still to come
@@ -118,10 +119,14 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err);
  * worker, if any, ends.
  */
 int cwriter_cut(struct cwriter *w, struct pipe_err *err);
-/* Wake the worker for the blocks queued since the last call: a live
- * caller calls it before it sleeps, so the worker wakes once per poll
- * rather than once per block. */
-void cwriter_kick(struct cwriter *w);
+/*
+ * Live (drop_when_behind), blocks cut because they were full wait in the
+ * queue until a MiB has gathered or the oldest has waited flush_ns/2, so
+ * the worker wakes about once per MiB rather than once per block: the
+ * caller calls this (monotonic now) before it sleeps, and sleeps no
+ * longer than cwriter_next_tick.
+ */
+void cwriter_kick(struct cwriter *w, uint64_t now_ns);
 /* Have opts.flush called on the thread that writes, once the blocks
  * queued before it are written (now without a worker).  A failure comes
  * back from a later call, as the encoder's do. */

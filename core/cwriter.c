@@ -47,6 +47,8 @@
 
 /* raw bytes waiting for the encoder when opts.queue_bytes is 0 */
 #define CW_QUEUE_DEFAULT (16u << 20)
+/* live, full blocks wake the worker once this much waits, or flush/2 */
+#define CW_KICK_BYTES (1u << 20)
 /* done jobs kept with their buffers for reuse */
 #define CW_SPARE_MAX 8
 
@@ -86,6 +88,7 @@ struct cw_job {
 	uint8_t *buf;           /* owned: raw records or ready payload */
 	size_t len;             /* bytes used */
 	size_t cap;             /* bytes allocated */
+	uint64_t queued_at;     /* monotonic ns (the caller's arrival time) */
 };
 
 struct cwriter {
@@ -162,6 +165,8 @@ struct cwriter {
 	struct cw_job *spare;         /* done jobs, buffers kept */
 	uint32_t nr_spare;
 	size_t queued;                /* raw bytes of queued DATA jobs */
+	bool lazy;                    /* the block being cut is merely full */
+	bool asleep_ok;               /* queued jobs may wait for a kick */
 	int enc_ret;                  /* first encoder failure, 0: none */
 	struct pipe_err enc_err;      /* its message */
 };
@@ -714,8 +719,10 @@ static void *cw_worker(void *arg)
 		if (!j)
 			break;
 		w->head = j->next;
-		if (!w->head)
+		if (!w->head) {
 			w->tail = NULL;
+			w->asleep_ok = false;
+		}
 		pthread_mutex_unlock(&w->mu);
 		/* after a failure the rest is dropped: the caller stops */
 		ret = w->enc_ret ? 0 : cw_run_job(w, j, &e);
@@ -822,12 +829,25 @@ static int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	w->tail = j;
 	if (data)
 		w->queued += j->len;
-	/* live, the caller wakes the worker once per poll (cwriter_kick):
-	 * fewer wake-ups; a backlog, or anyone else, wakes it now */
-	if (!w->opts.drop_when_behind || w->queued > limit / 4 || !data)
+	/* live, full blocks wait for cwriter_kick, so the worker wakes
+	 * about once per MiB rather than once per block; a block cut by
+	 * flush=, a backlog, or anyone but a live recording wakes it now */
+	j->queued_at = w->arrival_ns;
+	if (!w->opts.drop_when_behind || !w->lazy || !data ||
+	    w->queued >= CW_KICK_BYTES || w->queued > limit / 4)
 		pthread_cond_signal(&w->work);
+	else
+		w->asleep_ok = true;
 	pthread_mutex_unlock(&w->mu);
 	return 0;
+}
+
+/* When the oldest job waiting for a kick must be written (mu held). */
+static uint64_t cw_kick_due_locked(const struct cwriter *w)
+{
+	if (!w->asleep_ok || !w->head)
+		return UINT64_MAX;
+	return w->head->queued_at + w->opts.flush_ns / 2;
 }
 
 static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
@@ -959,7 +979,9 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 	if (ret < 0)
 		return ret;
 	if (s->len && s->len + h->size > w->opts.block_size) {
+		w->lazy = true;
 		ret = cw_flush_stream(w, s, err);
+		w->lazy = false;
 		if (ret < 0)
 			return ret;
 	}
@@ -1159,11 +1181,16 @@ void cwriter_set_arrival(struct cwriter *w, uint64_t mono_ns)
 	w->arrival_ns = mono_ns;
 }
 
-uint64_t cwriter_next_tick(const struct cwriter *w)
+uint64_t cwriter_next_tick(struct cwriter *w)
 {
 	uint64_t next = UINT64_MAX;
 	uint32_t i;
 
+	if (w->thread_on) {
+		pthread_mutex_lock(&w->mu);
+		next = cw_kick_due_locked(w);
+		pthread_mutex_unlock(&w->mu);
+	}
 	for (i = 0; i <= w->nr_by_id; i++) {
 		const struct cw_stream *s = i < w->nr_by_id ? w->by_id[i]
 							    : w->side;
@@ -1327,13 +1354,16 @@ int cwriter_flush_output(struct cwriter *w, struct pipe_err *err)
 	return 0;
 }
 
-void cwriter_kick(struct cwriter *w)
+void cwriter_kick(struct cwriter *w, uint64_t now_ns)
 {
 	if (!w->thread_on)
 		return;
 	pthread_mutex_lock(&w->mu);
-	if (w->head)
+	if (w->head && (w->queued >= CW_KICK_BYTES ||
+			cw_kick_due_locked(w) <= now_ns)) {
 		pthread_cond_signal(&w->work);
+		w->asleep_ok = false;
+	}
 	pthread_mutex_unlock(&w->mu);
 }
 

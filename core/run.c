@@ -406,13 +406,20 @@ static bool has_record_sink(const struct pipeline *pl)
 	return false;
 }
 
-static const char *default_codec(const struct conf *conf)
+/*
+ * Without -c: zstd at level 3, and at level 1 for a live recording, whose
+ * encoder runs on the machine being profiled: on the size/CPU curve
+ * measured against perf record -z (docs/performance.md) level 1 keeps
+ * the file under 0.8x perf's for less encoder CPU than level 3.
+ */
+static const char *default_codec(const struct pipeline *pl)
 {
-	const struct conf_entry *e = conf_find(conf, PIPE_KIND_CODEC, "zstd");
+	const struct conf_entry *e = conf_find(pl->o->conf, PIPE_KIND_CODEC,
+					       "zstd");
 
-	if (e && access(e->path, R_OK) == 0)
-		return "zstd:3";
-	return "none";
+	if (!e || access(e->path, R_OK) != 0)
+		return "none";
+	return pl->src->p->flags & PIPE_PLUGIN_LIVE ? "zstd:1" : "zstd:3";
 }
 
 /* A pre-trained dictionary from dict_file=, copied into the file. */
@@ -515,7 +522,7 @@ static bool meta_has_stacks(const struct meta *m)
 
 static int open_writer(struct pipeline *pl, struct pipe_err *err)
 {
-	const char *spec = pl->o->codec ? pl->o->codec : default_codec(pl->o->conf);
+	const char *spec = pl->o->codec ? pl->o->codec : default_codec(pl);
 	struct cw_opts wo = { 0 };
 	uint32_t i;
 	int64_t tr;
@@ -830,7 +837,7 @@ static int wait_timeout(struct pipeline *pl)
 		      (uint64_t)args_int(pl->codec->ctx.args, "flush") :
 		      1000000000u);
 	if (pl->writer) {
-		cwriter_kick(pl->writer);
+		cwriter_kick(pl->writer, now);
 		cwriter_set_arrival(pl->writer, now);
 		w = cwriter_next_tick(pl->writer);
 		if (w < next)

@@ -1,41 +1,54 @@
 #!/usr/bin/env bash
-# perf_record.sh - the live recorder's own cost, pipe against perf (issue 5).
-# The whole system is recorded while the bundled burn workload, started
-# separately, keeps every CPU busy; in turn, for SECS in 10 and 30:
-#   pipe -q -s perf:event=cpu-clock,freq=4000,pages=128,duration=SECS \
-#       -c zstd:1 -k file:p.dat
-#   perf record -q -z --compression-level=1 -g -a -e cpu-clock -F 4000 \
-#       -m 128 -o f.perf -- sleep SECS
-# (same event, frequency, callchains, ring size and zstd level), RUNS times
-# each (default 5), and prints medians of the recorder's CPU time
-# (user+sys, from getrusage of the recorder alone), peak RSS, samples and
-# lost.  From the 10 s and 30 s medians: CPU per sample (the slope) and
-# fixed cost (the intercept).  Targets: pipe's CPU per sample at most 0.7x
-# perf's; no loss at 4 kHz on every CPU with callchains.  Two more rows:
-# `nodict` is pipe with -c zstd:1,dict=off (no trained dictionary, as
-# perf -z has none), `null` is pipe with -k null: the source and the bus
-# alone, no file, to show what the writer (transform, codec) costs.
-# Knobs: BENCH_RUNS, BENCH_SECS ("10 30"), BENCH_FREQ (4000).
+# perf_record.sh - the live recorder's own cost, pipe against perf record -z,
+# side by side in one run (docs/performance.md, "Live recording").
+#
+# Cases (BENCH_CASES, default "sys4k sys20k cmd"):
+#   sys4k   the whole system at 4 kHz with call chains while burn keeps
+#           every CPU busy
+#   sys20k  the same at 20 kHz
+#   cmd     `-- mixed SECS` (forks, threads, syscalls, deep stacks) at 4 kHz
+# in turn, for each SECS of BENCH_SECS (default "5 10 20"), BENCH_RUNS times
+# (default 3), alternating:
+#   pipe -q -s perf:event=cpu-clock,freq=F,pages=128[,duration=SECS] \
+#       [-c BENCH_CODEC] -k file:p.dat [-- mixed SECS]
+#   perf record -q -z --compression-level=L -g [-a] -e cpu-clock -F F \
+#       -m 128 -o f.perf -- {sleep SECS | mixed SECS}
+# (same event, frequency, call chains and ring size; pipe at its default
+# codec unless BENCH_CODEC is set, perf -z at its default level 1 unless
+# BENCH_PERF_LEVEL is set).
+#
+# The recorder's CPU time is user+sys from getrusage of the recorder process
+# (all its threads); for `cmd`, the command's own CPU (measured by a wrapper
+# around it) is taken off.  Voluntary context switches likewise (wakeups).
+# Per case: each run's CPU, peak RSS, wakeups/s, samples, lost, bytes/sample;
+# then CPU per sample as the least-squares slope over every run of every
+# duration, the fixed cost as its intercept, and pipe/perf ratios.
+# Targets: CPU per sample <= 0.5x perf's, file <= 0.8x perf's bytes,
+# wakeups/s <= perf's, 0 lost at 20 kHz where perf loses none.
+# BENCH_PROFILE=1 adds a profile of pipe itself (perf record -g on pipe).
 set -u
 PIPE=$BUILD/pipe
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-W=$BUILD/tests/workloads/burn
-RUNS=${BENCH_RUNS:-5}
-SECS=${BENCH_SECS:-10 30}
-FREQ=${BENCH_FREQ:-4000}
+W=$BUILD/tests/workloads
+RUNS=${BENCH_RUNS:-3}
+SECS=${BENCH_SECS:-5 10 20}
+CASES=${BENCH_CASES:-sys4k sys20k cmd}
+CODEC=${BENCH_CODEC:-}
+LEVEL=${BENCH_PERF_LEVEL:-1}
 NCPU=$(getconf _NPROCESSORS_ONLN)
 dir=$(mktemp -d /tmp/pipe-rec.XXXXXX)
 wpid=
 trap '[ -n "$wpid" ] && kill $wpid 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "perf_record.sh: $*" >&2; exit 1; }
 
-[ -x "$W" ] || fail "no workload '$W' (make $BUILD/tests/workloads.stamp)"
+[ -x "$W/burn" ] && [ -x "$W/mixed" ] ||
+	fail "no workloads in '$W' (make $BUILD/tests/workloads.stamp)"
 command -v perf >/dev/null || fail "perf is not installed"
 "$PIPE" -q -s perf:event=cpu-clock,duration=10ms -k null >/dev/null 2>&1 ||
 	fail "pipe cannot record the whole system here"
 
-# measure OUT CMD...: run CMD, write "cpu_seconds max_rss_kib status" to
-# OUT, its standard error to OUT.err
+# measure OUT CMD...: run CMD; write "cpu_s max_rss_kib nvcsw status" of
+# it and its waited-for descendants to OUT, its standard error to OUT.err
 measure() {
 	local out=$1; shift
 	python3 - "$out" "$@" <<'PY'
@@ -43,83 +56,151 @@ import resource, subprocess, sys
 r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL,
                    stderr=open(sys.argv[1] + ".err", "w"))
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write("%.4f %d %d\n" % (u.ru_utime + u.ru_stime,
-                                               u.ru_maxrss, r.returncode))
+open(sys.argv[1], "w").write("%.4f %d %d %d\n" % (
+    u.ru_utime + u.ru_stime, u.ru_maxrss, u.ru_nvcsw, r.returncode))
 PY
 }
 
-# perf's sample and lost counts, from `perf report --stats` on a copy
-# fixed for perf 6.1 on this kernel (docs/performance.md)
+# the command of the `cmd` case, run by the recorder: it writes the CPU
+# time and wakeups of itself and the workload, to be taken off
+cat > "$dir/wrap.py" <<'PY'
+import resource, subprocess, sys
+subprocess.run(sys.argv[2:])
+c = resource.getrusage(resource.RUSAGE_CHILDREN)
+s = resource.getrusage(resource.RUSAGE_SELF)
+open(sys.argv[1], "w").write("%.4f %d\n" % (
+    c.ru_utime + c.ru_stime + s.ru_utime + s.ru_stime,
+    c.ru_nvcsw + s.ru_nvcsw))
+PY
+
+# perf's samples and lost samples, from `perf report` on a copy fixed for
+# perf 6.1 on this kernel (docs/performance.md)
 perf_counts() {
 	local f=$1 s l
 	python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$f" "$f.fixed" \
 		>/dev/null 2>&1 || cp "$f" "$f.fixed"
-	perf report -i "$f.fixed" --stats > "$f.stats" 2>/dev/null
-	s=$(awk '/ SAMPLE events:/ { print $3; exit }' "$f.stats")
-	l=$(awk '/ LOST_SAMPLES events:/ { print $3; exit }' "$f.stats")
-	[ -z "$l" ] && l=$(awk '/ LOST events:/ { print $3; exit }' "$f.stats")
+	s=$(perf report -i "$f.fixed" --stats 2>/dev/null |
+		awk '/ SAMPLE events:/ { print $3; exit }')
+	l=$(perf report -i "$f.fixed" --stdio --sort dso -g none 2>/dev/null |
+		sed -n 's/^# Total Lost Samples: //p' | head -n 1)
 	echo "${s:-0} ${l:-0}"
-	rm -f "$f.fixed" "$f.stats"
+	rm -f "$f.fixed"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-"$W" 0 "$NCPU" & wpid=$!
-echo "system-wide, cpu-clock $FREQ Hz, -g, $NCPU CPUs busy with burn; medians of $RUNS"
-printf '%-6s %4s %9s %8s %9s %7s\n' rec secs cpu_s rss_MiB samples lost
-for secs in $SECS; do
-	for who in pipe nodict perf null; do
-		: > "$dir/$who.$secs"
+# run_one CASE WHO SECS: one recording; appends
+# "secs cpu rss_kib wakeups/s samples lost bytes" to $dir/CASE.WHO
+run_one() {
+	local c=$1 who=$2 secs=$3 freq=4000 sys=1 cpu rss csw rc n l b
+	local wcpu=0 wcsw=0 copt=()
+	[ "$c" = sys20k ] && freq=20000
+	[ "$c" = cmd ] && sys=
+	[ -n "$CODEC" ] && copt=(-c "$CODEC")
+	rm -f "$dir/p.dat" "$dir/f.perf" "$dir/wrap.out"
+	if [ "$who" = pipe ]; then
+		if [ -n "$sys" ]; then
+			measure "$dir/m" "$PIPE" -q -s "perf:event=cpu-clock,freq=$freq,pages=128,duration=${secs}s" \
+				"${copt[@]}" -k "file:$dir/p.dat"
+		else
+			measure "$dir/m" "$PIPE" -q -s "perf:event=cpu-clock,freq=$freq,pages=128" \
+				"${copt[@]}" -k "file:$dir/p.dat" -- \
+				python3 "$dir/wrap.py" "$dir/wrap.out" "$W/mixed" "$secs"
+		fi
+		n=$("$PIPE" info "$dir/p.dat" | sed -n 's/^samples: //p')
+		l=$("$PIPE" info "$dir/p.dat" | sed -n 's/^lost: //p')
+		b=$(stat -c %s "$dir/p.dat")
+	else
+		if [ -n "$sys" ]; then
+			measure "$dir/m" perf record -q -z --compression-level="$LEVEL" \
+				-g -a -e cpu-clock -F "$freq" -m 128 \
+				-o "$dir/f.perf" -- sleep "$secs"
+		else
+			measure "$dir/m" perf record -q -z --compression-level="$LEVEL" \
+				-g -e cpu-clock -F "$freq" -m 128 -o "$dir/f.perf" -- \
+				python3 "$dir/wrap.py" "$dir/wrap.out" "$W/mixed" "$secs"
+		fi
+		read -r n l <<< "$(perf_counts "$dir/f.perf")"
+		b=$(stat -c %s "$dir/f.perf")
+	fi
+	read -r cpu rss csw rc < "$dir/m"
+	[ "$rc" = 0 ] || fail "$who ($c, $secs s) failed (exit $rc): $(tail -n 3 "$dir/m.err")"
+	[ -s "$dir/wrap.out" ] && read -r wcpu wcsw < "$dir/wrap.out"
+	awk -v s="$secs" -v c="$cpu" -v wc="$wcpu" -v r="$rss" -v k="$csw" \
+		-v wk="$wcsw" -v n="$n" -v l="$l" -v b="$b" 'BEGIN {
+		printf "%s %.4f %d %.2f %d %d %d\n", s, c - wc, r, (k - wk) / s, n, l, b
+	}' >> "$dir/$c.$who"
+}
+
+echo "pipe: $PIPE (codec: ${CODEC:-default}); perf -z level $LEVEL; $NCPU CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for c in $CASES; do
+	: > "$dir/$c.pipe"
+	: > "$dir/$c.perf"
+	wpid=
+	if [ "$c" != cmd ]; then
+		"$W/burn" 0 "$NCPU" & wpid=$!
+	fi
+	for secs in $SECS; do
 		for i in $(seq "$RUNS"); do
-			rm -f "$dir/p.dat" "$dir/f.perf"
-			if [ $who = pipe ] || [ $who = nodict ]; then
-				codec=zstd:1
-				[ $who = nodict ] && codec=zstd:1,dict=off
-				measure "$dir/m" "$PIPE" -q -s "perf:event=cpu-clock,freq=$FREQ,pages=128,duration=${secs}s" \
-					-c "$codec" -k "file:$dir/p.dat"
-				n=$("$PIPE" info "$dir/p.dat" | sed -n 's/^samples: //p')
-				l=$("$PIPE" info "$dir/p.dat" | sed -n 's/^lost: //p')
-			elif [ $who = null ]; then
-				measure "$dir/m" "$PIPE" -s "perf:event=cpu-clock,freq=$FREQ,pages=128,duration=${secs}s" \
-					-k null:print=off
-				read -r n l <<< "$(sed -n 's/^pipe: \([0-9]*\) samples, \([0-9]*\) lost.*/\1 \2/p' "$dir/m.err")"
-			else
-				measure "$dir/m" perf record -q -z --compression-level=1 \
-					-g -a -e cpu-clock -F "$FREQ" -m 128 \
-					-o "$dir/f.perf" -- sleep "$secs"
-				read -r n l <<< "$(perf_counts "$dir/f.perf")"
-			fi
-			read -r cpu rss rc < "$dir/m"
-			[ "$rc" = 0 ] || fail "$who run failed (exit $rc)"
-			echo "$cpu $rss $n $l" >> "$dir/$who.$secs"
+			run_one "$c" pipe "$secs"
+			run_one "$c" perf "$secs"
 		done
-		c=$(awk '{ print $1 }' "$dir/$who.$secs" | median)
-		r=$(awk '{ print $2 }' "$dir/$who.$secs" | median)
-		n=$(awk '{ print $3 }' "$dir/$who.$secs" | median)
-		l=$(awk '{ print $4 }' "$dir/$who.$secs" | sort -g | tail -n 1)
-		printf '%-6s %4s %9.3f %8.1f %9d %7d\n' $who "$secs" "$c" \
-			"$(awk "BEGIN { print $r / 1024 }")" "$n" "$l"
-		echo "$c $n" > "$dir/$who.$secs.med"
 	done
+	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
+	wpid=
+	echo
+	echo "== $c: medians of $RUNS runs (lost: the largest run)"
+	printf '%-5s %4s %8s %8s %10s %9s %7s %8s\n' rec secs cpu_s rss_MiB wakeups/s samples lost B/sample
+	for who in pipe perf; do
+		for secs in $SECS; do
+			awk -v s="$secs" '$1 == s' "$dir/$c.$who" > "$dir/sel"
+			printf '%-5s %4s %8.3f %8.1f %10.1f %9d %7d %8.2f\n' "$who" "$secs" \
+				"$(awk '{ print $2 }' "$dir/sel" | median)" \
+				"$(awk '{ print $3 / 1024 }' "$dir/sel" | median)" \
+				"$(awk '{ print $4 }' "$dir/sel" | median)" \
+				"$(awk '{ print $5 }' "$dir/sel" | median)" \
+				"$(awk '{ print $6 }' "$dir/sel" | sort -g | tail -n 1)" \
+				"$(awk '{ print ($5 ? $7 / $5 : 0) }' "$dir/sel" | median)"
+		done
+	done
+	# least squares over every run: cpu = fixed + slope * samples
+	for who in pipe perf; do
+		awk -v w="$who" '{ n++; x += $5; y += $2; xx += $5 * $5; xy += $5 * $2
+			k += $4; b += $7; s += $5 }
+		END {
+			d = n * xx - x * x
+			slope = d ? (n * xy - x * y) / d : 0
+			printf "%s %.6f %.4f %.2f %.3f\n", w, slope * 1e6,
+				(y - slope * x) / n, k / n, s ? b / s : 0
+		}' "$dir/$c.$who"
+	done > "$dir/$c.fit"
+	echo
+	printf '%-5s %14s %10s %10s %9s\n' rec us/sample fixed_s wakeups/s B/sample
+	awk '{ printf "%-5s %14.3f %10.3f %10.1f %9.2f\n", $1, $2, $3, $4, $5 }' "$dir/$c.fit"
+	awk -v c="$c" '{ u[$1] = $2; k[$1] = $4; b[$1] = $5 } END {
+		if (u["perf"] <= 0 || b["perf"] <= 0)
+			exit
+		printf "%s pipe/perf: CPU per sample %.2fx (target <= 0.50), ", c, u["pipe"] / u["perf"]
+		printf "bytes %.2fx (target <= 0.80), ", b["pipe"] / b["perf"]
+		printf "wakeups/s %.2fx (target <= 1)\n", k["perf"] ? k["pipe"] / k["perf"] : 0
+	}' "$dir/$c.fit"
 done
-echo "(lost: the largest of the runs)"
-set -- $SECS
-[ $# -ge 2 ] || exit 0
-a=$1 b=${!#}
+
+[ "${BENCH_PROFILE:-0}" = 1 ] || exit 0
+# where pipe's own CPU goes: perf record on pipe recording the system
 echo
-printf '%-6s %14s %12s\n' rec us/sample fixed_s
-for who in pipe nodict perf null; do
-	read -r c1 n1 < "$dir/$who.$a.med"
-	read -r c2 n2 < "$dir/$who.$b.med"
-	awk -v c1="$c1" -v n1="$n1" -v c2="$c2" -v n2="$n2" -v w=$who 'BEGIN {
-		s = (n2 > n1) ? (c2 - c1) / (n2 - n1) : 0
-		printf "%-6s %14.3f %12.3f\n", w, s * 1e6, c1 - s * n1
-	}' | tee -a "$dir/slopes"
-done
-awk '{ v[$1] = $2 } END {
-	if (v["perf"] <= 0)
-		exit
-	printf "pipe/perf CPU per sample: %.2f (target <= 0.70)\n", v["pipe"] / v["perf"]
-	printf "nodict/perf CPU per sample: %.2f\n", v["nodict"] / v["perf"]
-	printf "null/perf CPU per sample: %.2f\n", v["null"] / v["perf"]
-}' "$dir/slopes"
+echo "== profile of pipe recording the whole system (4 kHz, -g, 10 s)"
+"$W/burn" 0 "$NCPU" & wpid=$!
+copt=()
+[ -n "$CODEC" ] && copt=(-c "$CODEC")
+perf record -q -B -e cpu-clock -F 20000 -g -o "$dir/prof.perf" -- \
+	"$PIPE" -q -s perf:event=cpu-clock,freq=4000,pages=128,duration=10s \
+	"${copt[@]}" -k "file:$dir/p.dat" >/dev/null 2>&1
+kill "$wpid"
+wpid=
+python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$dir/prof.perf" \
+	"$dir/prof.fixed" >/dev/null 2>&1 || cp "$dir/prof.perf" "$dir/prof.fixed"
+perf report -i "$dir/prof.fixed" --no-children --stdio --sort dso 2>/dev/null |
+	grep -v '^#' | grep -v '^$' | head -n 8
+perf report -i "$dir/prof.fixed" --no-children --stdio --sort dso,sym -g none \
+	--percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 25
