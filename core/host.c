@@ -27,7 +27,7 @@ static bool arg_known(struct pipe_ctx *ctx, const char *name)
 {
 	if (name && args_has(ctx->args, name))
 		return true;
-	ctx->run->breaches++;
+	__atomic_fetch_add(&ctx->run->breaches, 1, __ATOMIC_RELAXED);
 	fprintf(stderr, "pipe: warning: %s asked for parameter '%s', which "
 		"it does not declare\n", ctx->what, name ? name : "(null)");
 	return false;
@@ -44,7 +44,7 @@ static bool stage_ok(struct pipe_ctx *ctx, bool ok, const char *fn,
 	if (ok)
 		return true;
 	ctx->breach = true;
-	ctx->run->breaches++;
+	__atomic_fetch_add(&ctx->run->breaches, 1, __ATOMIC_RELAXED);
 	pipe_err_set(&ctx->err, -EINVAL, "%s called %s() %s%s%s: %s", ctx->what,
 		     fn, ctx->call ? "in " : "outside its calls",
 		     ctx->call ? ctx->call : "", ctx->call ? "()" : "", rule);

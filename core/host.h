@@ -33,7 +33,8 @@ struct host_run {
 	bool quiet;                  /* -q */
 	bool verbose;                /* -v */
 	bool tty;                    /* stderr is a terminal */
-	uint32_t breaches;           /* host calls refused (check-plugin) */
+	uint32_t breaches;           /* host calls refused (check-plugin);
+					atomic: sinks run on several threads */
 };
 
 #define HOST_OUTPUTS_MAX 8 /* open_output calls per instance */

@@ -20,6 +20,7 @@
 #include "conf.h"
 #include "container.h"
 #include "crash.h"
+#include "format.h"
 #include "host.h"
 #include "hostopts.h"
 #include "loader.h"
@@ -38,11 +39,41 @@
 /* default block size of recordings with user stacks (callchain=dwarf) */
 #define RUN_STACK_BLOCK (1u << 20)
 #define MORE_ERRORS_MAX 8 /* failures shown after the run's first */
+#define SINKQ_BYTES_MAX (64u << 20) /* records queued for record sinks */
 
 #define FLUSH_EVERY_NS 1000000000u /* sinks' flush on live runs */
 
 /* guards pipeline.more: sinks fail on the main and the writer's thread */
 static pthread_mutex_t more_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* One batch copied for the record sinks' thread. */
+struct sink_job {
+	struct sink_job *next;     /* queue or spare list */
+	uint8_t *buf;              /* owned record bytes */
+	size_t len, cap;
+	struct pipe_record *recs;  /* owned, views into buf */
+	size_t nr, rcap;
+	uint32_t flags;            /* the batch's flags */
+};
+
+/*
+ * Live, record sinks run on their own thread (merge, symbolizer, consume):
+ * the thread that drains the rings only copies each batch into a job.
+ * The queue is bounded; past it the drainer waits, and what the rings
+ * lose meanwhile the kernel counts (PERF_RECORD_LOST).
+ */
+struct sinkq {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t work;       /* a job queued, or quit */
+	pthread_cond_t room;       /* a job done */
+	struct sink_job *head, *tail, *spare;
+	size_t bytes;              /* record bytes queued */
+	bool quit;                 /* end when the queue is empty */
+	bool flush_req;            /* flush the record sinks when idle */
+	int ret;                   /* the thread's first failure, 0: none */
+	struct pipe_err err;       /* its message */
+};
 
 struct codec_slot {
 	struct loaded *lp;  /* owned */
@@ -60,6 +91,10 @@ struct pipeline {
 	struct cwriter *writer;     /* when there are byte sinks */
 	struct creader *reader;     /* byte source */
 	struct merge *merge;        /* record sources with record sinks */
+	struct sinkq *sq;           /* live: the record sinks' thread */
+	bool counted;               /* records are counted as they come */
+	uint64_t m_round_max;       /* the merge's own round times */
+	uint64_t m_prev_round_max;
 	bool direct;                /* record source: batches go straight
 				       into the writer, by stream */
 	uint64_t round_max;         /* newest time of this round */
@@ -209,7 +244,8 @@ static int deliver(struct pipeline *pl, const struct pipe_batch *b,
 
 	if (!b->nr)
 		return 0;
-	count_records(pl, b);
+	if (!pl->counted)
+		count_records(pl, b);
 	ret = consume_all(pl, b, false, err);
 	if (ret < 0)
 		return ret;
@@ -238,12 +274,236 @@ static int release(struct pipeline *pl, uint64_t horizon, struct pipe_err *err)
 	}
 }
 
+/* The time-order merge for record sinks, by the source's rounds. */
+static int merge_batch(struct pipeline *pl, const struct pipe_batch *b,
+		       struct pipe_err *err)
+{
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++)
+		if (b->recs[i].time > pl->m_round_max)
+			pl->m_round_max = b->recs[i].time;
+	ret = merge_push(pl->merge, b->recs, b->nr);
+	if (ret < 0)
+		return pipe_err_set(err, ret, "cannot buffer records: %s",
+				    strerror(-ret));
+	if (b->flags & PIPE_BATCH_ROUND_END) {
+		ret = release(pl, pl->m_prev_round_max, err);
+		pl->m_prev_round_max = pl->m_round_max;
+		if (ret < 0)
+			return ret;
+	}
+	if (merge_bytes(pl->merge) > MERGE_BYTES_MAX)
+		return release(pl, pl->m_round_max, err);
+	return 0;
+}
+
+/* Record sinks push buffered output out, on the thread that feeds them. */
+static int flush_record_sinks(struct pipeline *pl, struct pipe_err *err)
+{
+	uint32_t i;
+	int ret;
+
+	for (i = 0; i < pl->nr_sinks; i++) {
+		struct inst *s = pl->sinks[i];
+
+		if (!s->started || s->failed || (s->p->flags & PIPE_PLUGIN_BYTES))
+			continue;
+		ret = inst_flush(s, err);
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
+
+/* ---- the record sinks' thread ------------------------------------------ */
+
+static void *sinkq_main(void *arg)
+{
+	struct pipeline *pl = arg;
+	struct sinkq *q = pl->sq;
+	struct sink_job *j;
+	struct pipe_batch b;
+	struct pipe_err e;
+	int ret = 0;
+
+	crash_thread_begin(); /* a sink's stack overflow is reported too */
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (!q->head && !q->quit && !q->flush_req)
+			pthread_cond_wait(&q->work, &q->mu);
+		j = q->head;
+		if (!j && q->flush_req) {
+			q->flush_req = false;
+			pthread_mutex_unlock(&q->mu);
+			ret = q->ret ? 0 : flush_record_sinks(pl, &e);
+			pthread_mutex_lock(&q->mu);
+			if (ret < 0 && !q->ret) {
+				q->err = e;
+				q->ret = ret;
+			}
+			continue;
+		}
+		if (!j)
+			break;
+		q->head = j->next;
+		if (!q->head)
+			q->tail = NULL;
+		pthread_mutex_unlock(&q->mu);
+		b.recs = j->recs;
+		b.nr = j->nr;
+		b.flags = j->flags;
+		if (q->ret == 0)
+			ret = merge_batch(pl, &b, &e);
+		pthread_mutex_lock(&q->mu);
+		q->bytes -= j->len;
+		if (ret < 0 && !q->ret) {
+			q->err = e;
+			q->ret = ret;
+		}
+		j->next = q->spare;
+		q->spare = j;
+		pthread_cond_broadcast(&q->room);
+	}
+	pthread_mutex_unlock(&q->mu);
+	/* the end of the recording: everything left, in order */
+	if (q->ret == 0) {
+		ret = release(pl, UINT64_MAX, &e);
+		if (ret < 0) {
+			q->err = e;
+			q->ret = ret;
+		}
+	}
+	crash_thread_end();
+	return NULL;
+}
+
+static void sinkq_job_free(struct sink_job *j)
+{
+	while (j) {
+		struct sink_job *next = j->next;
+
+		free(j->buf);
+		free(j->recs);
+		free(j);
+		j = next;
+	}
+}
+
+static int sinkq_start(struct pipeline *pl, struct pipe_err *err)
+{
+	struct sinkq *q = calloc(1, sizeof(*q));
+	int ret;
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->work, NULL);
+	pthread_cond_init(&q->room, NULL);
+	pl->sq = q;
+	ret = -pthread_create(&q->thread, NULL, sinkq_main, pl);
+	if (ret < 0) {
+		pl->sq = NULL;
+		pthread_mutex_destroy(&q->mu);
+		pthread_cond_destroy(&q->work);
+		pthread_cond_destroy(&q->room);
+		free(q);
+		return pipe_err_set(err, ret, "cannot start the sinks' thread: %s",
+				    strerror(-ret));
+	}
+	return 0;
+}
+
+/* End the thread after the queue; its failure, if any.  NULL: no-op. */
+static int sinkq_stop(struct pipeline *pl, struct pipe_err *err)
+{
+	struct sinkq *q = pl->sq;
+	int ret;
+
+	if (!q)
+		return 0;
+	pthread_mutex_lock(&q->mu);
+	q->quit = true;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->thread, NULL);
+	ret = q->ret;
+	if (ret < 0)
+		*err = q->err;
+	sinkq_job_free(q->head);
+	sinkq_job_free(q->spare);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->room);
+	free(q);
+	pl->sq = NULL;
+	return ret;
+}
+
+/* Copy a batch (views into the ring) for the sinks' thread. */
+static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
+		     struct pipe_err *err)
+{
+	struct sinkq *q = pl->sq;
+	struct sink_job *j;
+	size_t i, len = 0, off = 0;
+	int ret;
+
+	for (i = 0; i < b->nr; i++)
+		len += b->recs[i].hdr->size;
+	pthread_mutex_lock(&q->mu);
+	while (!q->ret && q->bytes && q->bytes + len > SINKQ_BYTES_MAX)
+		pthread_cond_wait(&q->room, &q->mu);
+	ret = q->ret;
+	if (ret < 0)
+		*err = q->err;
+	j = q->spare;
+	if (j)
+		q->spare = j->next;
+	pthread_mutex_unlock(&q->mu);
+	if (ret < 0)
+		return ret;
+	if (!j)
+		j = calloc(1, sizeof(*j));
+	if (!j || fmt_grow((void **)&j->buf, &j->cap, len ? len : 8, 65536) ||
+	    fmt_grow((void **)&j->recs, &j->rcap,
+		     (b->nr ? b->nr : 1) * sizeof(*j->recs), 65536)) {
+		if (j)
+			sinkq_job_free(j);
+		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
+				    strerror(ENOMEM));
+	}
+	for (i = 0; i < b->nr; i++) {
+		const struct perf_event_header *h = b->recs[i].hdr;
+
+		memcpy(j->buf + off, h, h->size);
+		j->recs[i] = b->recs[i];
+		j->recs[i].hdr = (const void *)(j->buf + off);
+		off += h->size;
+	}
+	j->len = len;
+	j->nr = b->nr;
+	j->flags = b->flags;
+	j->next = NULL;
+	pthread_mutex_lock(&q->mu);
+	if (q->tail)
+		q->tail->next = j;
+	else
+		q->head = j;
+	q->tail = j;
+	q->bytes += len;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->mu);
+	return 0;
+}
+
 /*
  * A batch of a record source.  Byte sinks need no global time order
  * (blocks are per stream and readers merge them): the records go from
  * the source's views straight into the writer's blocks, and the rounds
  * only bound the writer's horizons.  Record sinks get them through the
- * time-order merge.
+ * time-order merge, live on their own thread.
  */
 static int take_batch(struct pipeline *pl, const struct pipe_batch *b,
 		      struct pipe_err *err)
@@ -259,26 +519,18 @@ static int take_batch(struct pipeline *pl, const struct pipe_batch *b,
 		if (ret < 0)
 			return ret;
 	}
-	if (!pl->merge)
-		count_records(pl, b); /* else when the merge releases them */
-	if (pl->merge) {
-		ret = merge_push(pl->merge, b->recs, b->nr);
-		if (ret < 0)
-			return pipe_err_set(err, ret,
-					    "cannot buffer records: %s",
-					    strerror(-ret));
-	}
-	if (b->flags & PIPE_BATCH_ROUND_END) {
-		ret = pl->merge ? release(pl, pl->prev_round_max, err) : 0;
-		if (ret == 0 && pl->direct)
-			ret = cwriter_cap_horizon(pl->writer,
-						  pl->prev_round_max, err);
-		pl->prev_round_max = pl->round_max;
+	count_records(pl, b);
+	if ((b->flags & PIPE_BATCH_ROUND_END) && pl->direct) {
+		ret = cwriter_cap_horizon(pl->writer, pl->prev_round_max, err);
 		if (ret < 0)
 			return ret;
 	}
-	if (pl->merge && merge_bytes(pl->merge) > MERGE_BYTES_MAX)
-		return release(pl, pl->round_max, err);
+	if (b->flags & PIPE_BATCH_ROUND_END)
+		pl->prev_round_max = pl->round_max;
+	if (pl->sq)
+		return sinkq_put(pl, b, err);
+	if (pl->merge)
+		return merge_batch(pl, b, err);
 	return 0;
 }
 
@@ -795,11 +1047,23 @@ static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
 	if (now < pl->next_flush)
 		return 0;
 	pl->next_flush = now + FLUSH_EVERY_NS;
+	/* the record sinks' thread, and the writer's, flush what they feed */
+	for (i = 0; pl->sq && i < pl->nr_sinks; i++)
+		if (pl->sinks[i]->p->flush &&
+		    !(pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES))
+			break;
+	if (pl->sq && i < pl->nr_sinks) {
+		pthread_mutex_lock(&pl->sq->mu);
+		pl->sq->flush_req = true;
+		pthread_cond_signal(&pl->sq->work);
+		pthread_mutex_unlock(&pl->sq->mu);
+	}
 	for (i = 0; i < pl->nr_sinks; i++) {
 		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
 			continue;
-		/* the writer's thread writes to byte sinks: it flushes them */
 		if (pl->writer && (pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES))
+			continue;
+		if (pl->sq && !(pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES))
 			continue;
 		ret = inst_flush(pl->sinks[i], err);
 		if (ret < 0)
@@ -898,8 +1162,11 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 		if (ret < 0)
 			return ret;
 	}
+	pl->counted = true;
 	if (has_record_sink(pl)) {
 		ret = merge_new(&pl->merge);
+		if (ret == 0 && (pl->src->p->flags & PIPE_PLUGIN_LIVE))
+			ret = sinkq_start(pl, err);
 		if (ret < 0)
 			return ret;
 	}
@@ -928,6 +1195,8 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 				return ret;
 		}
 	}
+	if (pl->sq)
+		return sinkq_stop(pl, err);
 	if (pl->merge)
 		return release(pl, UINT64_MAX, err);
 	return 0;
@@ -1063,6 +1332,10 @@ static int finish_sinks(struct pipeline *pl, bool ok, int first,
 	uint32_t i;
 	int ret;
 
+	/* after a failure the sinks' thread may still run: end it first */
+	ret = sinkq_stop(pl, &e);
+	if (ret < 0)
+		first = sink_failed(pl, first, ret, &e, err);
 	if (pl->writer) {
 		ret = ok ? cwriter_finish(pl->writer, &e) :
 			   cwriter_cut(pl->writer, &e);
@@ -1153,8 +1426,10 @@ static void warn_dropped(const struct pipeline *pl)
 
 static void pipeline_free(struct pipeline *pl)
 {
+	struct pipe_err ignored;
 	uint32_t i;
 
+	sinkq_stop(pl, &ignored);
 	cwriter_free(pl->writer);
 	for (i = 0; i < pl->nr_sinks; i++)
 		inst_free(pl->sinks[i]);
