@@ -1044,7 +1044,6 @@ static int cw_release_held(struct cwriter *w, uint64_t before,
 	while (n < w->nr_held && (w->held[n].time < before ||
 				  before == UINT64_MAX)) {
 		const struct cw_held *e = &w->held[n];
-
 		struct pipe_record r = {
 			.hdr = (const void *)(w->hold + e->off),
 			.time = e->time,
