@@ -200,7 +200,7 @@ kill "$wpid"
 wpid=
 python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$dir/prof.perf" \
 	"$dir/prof.fixed" >/dev/null 2>&1 || cp "$dir/prof.perf" "$dir/prof.fixed"
-perf report -i "$dir/prof.fixed" --no-children --stdio --sort dso 2>/dev/null |
+perf report -i "$dir/prof.fixed" --no-children --stdio --sort dso -g none 2>/dev/null |
 	grep -v '^#' | grep -v '^$' | head -n 8
 perf report -i "$dir/prof.fixed" --no-children --stdio --sort dso,sym -g none \
 	--percent-limit 1 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 25
