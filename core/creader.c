@@ -178,12 +178,20 @@ static int cr_fetch(struct creader *r, uint64_t off, size_t n,
 	return 0;
 }
 
+/* What cr_header_at found at an offset. */
+enum cr_hdr {
+	CR_HDR_GOOD,  /* a block header that checks out, decoded */
+	CR_HDR_BAD,   /* bytes that are not a good block header */
+	CR_HDR_SHORT, /* fewer than FMT_BLOCK_HDR_SIZE bytes, but some */
+	CR_HDR_EOF,   /* no byte at all: the end of the data */
+};
+
 /*
- * Read and check the block header at off: 0 with *b filled, 1 when the
- * header is bad, 2 when fewer than FMT_BLOCK_HDR_SIZE bytes are left.
+ * Read and check the block header at off: 0 with *what set (*b filled
+ * when it is CR_HDR_GOOD), or a negative errno when reading failed.
  */
 static int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
-			struct pipe_err *err)
+			enum cr_hdr *what, struct pipe_err *err)
 {
 	const uint8_t *p;
 	uint32_t size;
@@ -193,8 +201,10 @@ static int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
 	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
 	if (ret < 0)
 		return ret;
-	if (got < FMT_BLOCK_HDR_SIZE)
-		return got == 0 ? 3 : 2;
+	if (got < FMT_BLOCK_HDR_SIZE) {
+		*what = got == 0 ? CR_HDR_EOF : CR_HDR_SHORT;
+		return 0;
+	}
 	size = fmt_get16(p + FMT_BH_HDR_SIZE);
 	if (fmt_get32(p) == FMT_BLOCK_MAGIC && size > FMT_BLOCK_HDR_SIZE &&
 	    size <= FMT_BLOCK_HDR_MAX) {
@@ -202,7 +212,9 @@ static int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
 		if (ret < 0)
 			return ret;
 	}
-	return fmt_block_decode(b, p, got, r->salt) < 0 ? 1 : 0;
+	*what = fmt_block_decode(b, p, got, r->salt) < 0 ? CR_HDR_BAD
+							 : CR_HDR_GOOD;
+	return 0;
 }
 
 static const char *cr_stream_name(uint32_t stream, char *buf, size_t cap)
@@ -496,6 +508,7 @@ static int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
 {
 	uint64_t at = (from + 8) & ~(uint64_t)7;
 	struct fmt_block b;
+	enum cr_hdr what;
 	const uint8_t *p;
 	size_t got;
 	int ret;
@@ -509,10 +522,10 @@ static int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
 			return 0;
 		if (fmt_get32(p) != FMT_BLOCK_MAGIC)
 			continue;
-		ret = cr_header_at(r, at, &b, err);
+		ret = cr_header_at(r, at, &b, &what, err);
 		if (ret < 0)
 			return ret;
-		if (ret == 0) {
+		if (what == CR_HDR_GOOD) {
 			*found = at;
 			return 0;
 		}
@@ -669,10 +682,10 @@ static int cr_after_end(struct creader *r, struct pipe_err *err)
 }
 
 /* Whether the block an entry led to is the one it describes. */
-static bool cr_entry_matches(const struct cr_entry *e, int hdr_ret,
+static bool cr_entry_matches(const struct cr_entry *e, enum cr_hdr what,
 			     const struct fmt_block *b)
 {
-	return hdr_ret == 0 && b->type == e->type && b->stream == e->stream &&
+	return what == CR_HDR_GOOD && b->type == e->type && b->stream == e->stream &&
 	       b->t_min == e->t_min && b->t_max == e->t_max;
 }
 
@@ -694,14 +707,14 @@ static int cr_unplan(struct creader *r, struct pipe_err *err)
 }
 
 /*
- * Whether the block at off (cr_header_at said hdr_ret, header *b) must
+ * Whether the block at off (cr_header_at said `what`, header *b) must
  * wait until every block before it retired: damage to report in order, a
  * dictionary, END, a torn tail, an index that led astray.  Those are
  * taken only with no job in flight, and the jobs before them retire one
  * at a time with records released between, exactly as when decoding
  * inline, so the record order never depends on the number of threads.
  */
-static int cr_sync_point(struct creader *r, uint64_t off, int hdr_ret,
+static int cr_sync_point(struct creader *r, uint64_t off, enum cr_hdr what,
 			 const struct fmt_block *b, bool *sync,
 			 struct pipe_err *err)
 {
@@ -711,12 +724,12 @@ static int cr_sync_point(struct creader *r, uint64_t off, int hdr_ret,
 	int ret;
 
 	*sync = true;
-	if (hdr_ret == 3) {
+	if (what == CR_HDR_EOF) {
 		*sync = false;
 		return 0;
 	}
-	if (hdr_ret != 0 ||
-	    (r->selective && !cr_entry_matches(r->expect, hdr_ret, b)))
+	if (what != CR_HDR_GOOD ||
+	    (r->selective && !cr_entry_matches(r->expect, what, b)))
 		return 0;
 	total = fmt_block_len(b);
 	ret = cr_fetch(r, off, (size_t)total, &p, &got, err);
@@ -747,16 +760,17 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	struct fmt_block b;
 	const uint8_t *p;
 	uint64_t off = r->pos, total;
+	enum cr_hdr what;
 	bool trailer_bad;
 	size_t got;
 	int ret;
 
-	ret = cr_header_at(r, off, &b, err);
+	ret = cr_header_at(r, off, &b, &what, err);
 	if (ret < 0)
 		return ret;
 	if (r->pool && cb_pool_pending(r->pool)) {
 		bool sync;
-		int sret = cr_sync_point(r, off, ret, &b, &sync, err);
+		int sret = cr_sync_point(r, off, what, &b, &sync, err);
 
 		if (sret < 0)
 			return sret;
@@ -765,14 +779,14 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 			return 0;
 		}
 	}
-	if (r->selective && !cr_entry_matches(r->expect, ret, &b))
+	if (r->selective && !cr_entry_matches(r->expect, what, &b))
 		return cr_unplan(r, err);
-	if (ret == 3) {
+	if (what == CR_HDR_EOF) {
 		r->at_end = true;
 		r->st.recovered = true;
 		return 0;
 	}
-	if (ret > 0)
+	if (what != CR_HDR_GOOD)
 		return cr_bad_header(r, err);
 	if (b.type == FMT_DATA && b.t_min && !r->have_origin) {
 		r->origin = b.t_min;
@@ -928,12 +942,15 @@ static int cr_small_block(struct creader *r, uint64_t off, uint32_t type,
 			  struct fmt_block *b, const uint8_t **p,
 			  struct pipe_err *err)
 {
+	enum cr_hdr what;
 	size_t got;
 	int ret;
 
-	ret = cr_header_at(r, off, b, err);
-	if (ret != 0)
-		return ret < 0 ? ret : 1;
+	ret = cr_header_at(r, off, b, &what, err);
+	if (ret < 0)
+		return ret;
+	if (what != CR_HDR_GOOD)
+		return 1;
 	if (b->type != type || b->codec != FMT_CODEC_NONE ||
 	    off + fmt_block_len(b) > r->size)
 		return 1;
@@ -1112,16 +1129,17 @@ static int cr_last_index(struct creader *r, uint64_t *idx,
 static int cr_scan(struct creader *r, uint64_t pos, struct pipe_err *err)
 {
 	struct fmt_block b;
+	enum cr_hdr what;
 	uint64_t next;
 	int ret;
 
 	for (;;) {
-		ret = cr_header_at(r, pos, &b, err);
+		ret = cr_header_at(r, pos, &b, &what, err);
 		if (ret < 0)
 			return ret;
-		if (ret == 3)
+		if (what == CR_HDR_EOF)
 			break;
-		if (ret > 0) {
+		if (what != CR_HDR_GOOD) {
 			ret = cr_resync(r, pos, &next, err);
 			if (ret < 0)
 				return ret;
@@ -1367,14 +1385,15 @@ static int cr_meta(struct creader *r, uint64_t off, struct pipe_err *err)
 {
 	const char *name = r->opts.name;
 	struct fmt_block b;
+	enum cr_hdr what;
 	const uint8_t *p;
 	size_t got;
 	int ret;
 
-	ret = cr_header_at(r, off, &b, err);
+	ret = cr_header_at(r, off, &b, &what, err);
 	if (ret < 0)
 		return ret;
-	if (ret > 0 || b.type != FMT_META)
+	if (what != CR_HDR_GOOD || b.type != FMT_META)
 		return pipe_err_set(err, -EINVAL,
 				    "cannot read '%s': damaged metadata block header",
 				    name);
