@@ -5,6 +5,8 @@
 #   make test       deps, then the whole suite on the normal build and on
 #                   an ASan+UBSan build (build-asan/)
 #   make check      the ASan+UBSan half alone
+#   make tsan       the threaded tests on a ThreadSanitizer build
+#                   (build-tsan/); make test runs it last
 #   make bench      benchmarks (tests/bench), not part of make test
 #   make fuzz       libFuzzer runs of every harness in tests/fuzz
 #                   (build-fuzz/, clang; FUZZ_SECONDS each, default 60)
@@ -18,7 +20,10 @@ CFLAGS ?= -O2 -g
 WARN := -std=c11 -Wall -Wextra -Werror -Wpedantic -Wshadow \
 	-Wstrict-prototypes -Wmissing-prototypes -Wpointer-arith \
 	-Wwrite-strings -Wvla -Wformat=2 -Wundef
-ifneq ($(SAN),)
+# SAN=1: AddressSanitizer and UBSan; SAN=thread: ThreadSanitizer
+ifeq ($(SAN),thread)
+SANFLAGS := -fsanitize=thread -fno-omit-frame-pointer
+else ifneq ($(SAN),)
 SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer
 endif
@@ -30,7 +35,8 @@ SANFLAGS += -fsanitize=fuzzer-no-link \
 endif
 BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
 CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
-PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -Iformats -fPIC -fvisibility=hidden
+PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -Iformats -include core/banned.h \
+	-fPIC -fvisibility=hidden
 
 HASH := \#
 # a library is there when its header is (Debian's -dev packages ship both);
@@ -103,7 +109,8 @@ FUZZ_MAIN := tests/fuzz/driver.c
 endif
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps demo test check bench install clean plugins tests fuzz fuzz-bins
+.PHONY: all deps demo test check tsan bench install clean plugins tests \
+	fuzz fuzz-bins
 all: $(BUILD)/pipe plugins $(BUILD)/plugins.conf
 	$(if $(SKIPPED),@echo "note: skipped plugins (library missing): $(SKIPPED)")
 
@@ -226,10 +233,22 @@ test: deps
 	$(MAKE) -j2 tests
 	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
 	@tests/run.sh build build-asan
+	$(MAKE) tsan
 
 check: deps
 	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
 	@tests/run.sh build-asan
+
+# the tests that run threads (parallel block decoding, the recorder),
+# again under ThreadSanitizer: a data race stops the program and fails
+# the case
+TSAN_TESTS := unit/test_container e2e/0203- e2e/0206- e2e/1000- e2e/1009- \
+	e2e/1011-
+tsan: deps
+	$(MAKE) -j2 BUILD=build-tsan SAN=thread all \
+		build-tsan/tests/test_container build-tsan/tests/workloads.stamp
+	@TSAN_OPTIONS=halt_on_error=1 PIPE_TEST_THREADED_ONLY=1 \
+		TEST_FILTER="$(TSAN_TESTS)" tests/run.sh build-tsan
 
 fuzz: deps
 	$(MAKE) -j2 tests
@@ -259,6 +278,6 @@ install: all
 	done
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-tsan build-fuzz
 
 -include $(shell find $(BUILD)/obj $(BUILD)/grown/obj -name '*.d' 2>/dev/null)

@@ -1,6 +1,6 @@
 /*
  * banned.h - functions we never call; using one is a compile error.
- * Included by every core file through the Makefile (-include).
+ * Included by every core and plugin file through the Makefile (-include).
  */
 #ifndef PIPE_BANNED_H
 #define PIPE_BANNED_H

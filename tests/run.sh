@@ -11,7 +11,8 @@
 #
 # Cases run in parallel, TEST_JOBS at a time (default: one more than the
 # CPUs, at most 4); results are printed in suite order as they complete.
-# TEST_FILTER=substr runs only the cases whose name contains it.  A case
+# TEST_FILTER=substr runs only the cases whose name contains it (several
+# substrings, space-separated: the cases that contain any of them).  A case
 # running longer than TEST_TIMEOUT seconds (default 900: a guard against
 # hangs, not a speed check; a loaded machine stretches the ASan cases a
 # lot) is killed and fails.
@@ -110,8 +111,17 @@ report() { # build name rc secs cpu-secs output
 
 # the task list, in suite order
 t_build=() t_kind=() t_path=() t_name=()
+wanted() { # name
+	local f fs
+	[ -z "$filter" ] && return 0
+	read -ra fs <<< "$filter"
+	for f in "${fs[@]}"; do
+		[[ "$1" == *"$f"* ]] && return 0
+	done
+	return 1
+}
 add() { # build kind path name
-	[ -n "$filter" ] && [[ "$4" != *$filter* ]] && return
+	wanted "$4" || return
 	t_build+=("$1") t_kind+=("$2") t_path+=("$3") t_name+=("$4")
 }
 

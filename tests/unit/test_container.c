@@ -1626,14 +1626,34 @@ static void test_encoder_queue(bool drop)
 	meta_free(meta);
 }
 
+/* The tests that run threads: the writer's encoder thread, and the
+ * reads again on four decoding threads. */
+static void test_threaded(void)
+{
+	test_encoder_queue(false);
+	test_encoder_queue(true);
+	read_threads = 4;
+	test_round_trip(NULL, false);
+	test_round_trip(&xor_codec, true);
+	test_cuts(false);
+	test_flips(&xor_codec);
+	test_random_damage(&xor_codec);
+	test_window(false, false);
+	test_damage_line_and_strict();
+	read_threads = 1;
+}
+
 int main(void)
 {
+	/* the ThreadSanitizer run (make tsan) takes the threaded tests only */
+	if (getenv("PIPE_TEST_THREADED_ONLY")) {
+		test_threaded();
+		return test_result();
+	}
 	test_meta_and_header();
 	test_stack_trim();
 	test_summary();
 	test_per_stream();
-	test_encoder_queue(false);
-	test_encoder_queue(true);
 	test_round_trip(NULL, false);
 	test_round_trip(NULL, true);
 	test_round_trip(&xor_codec, false);
@@ -1662,14 +1682,6 @@ int main(void)
 	test_window(true, false);
 	test_window(false, true);
 	test_window_same_from_index_and_pipe();
-	read_threads = 4;
-	test_round_trip(NULL, false);
-	test_round_trip(&xor_codec, true);
-	test_cuts(false);
-	test_flips(&xor_codec);
-	test_random_damage(&xor_codec);
-	test_window(false, false);
-	test_damage_line_and_strict();
-	read_threads = 1;
+	test_threaded();
 	return test_result();
 }
