@@ -7,7 +7,7 @@
   pdtool.py cut IN OUT      IN cut in the middle of its last whole record
   pdtool.py buildid IN OUT  MMAP2 records flagged as carrying a build-id
                             over their maj/min/inode, as kernel 6.18 does;
-                            prints how many
+                            prints how many (file or pipe mode)
   pdtool.py badsize IN OUT  the size of a record in the middle of the data
                             set to 4 (impossible)
   pdtool.py decompress IN OUT
@@ -31,7 +31,10 @@ MISC_BUILD_ID = 1 << 14
 
 
 def records(d):
-    off, size = struct.unpack_from('<QQ', d, 40)
+    if struct.unpack_from('<Q', d, 8)[0] == 16:  # pipe mode
+        off, size = 16, 0
+    else:
+        off, size = struct.unpack_from('<QQ', d, 40)
     end = off + size if size else len(d)
     o = off
     while o + 8 <= end:
@@ -137,7 +140,8 @@ def main():
         return decompress(sys.argv[2], sys.argv[3])
     cmd, src, dst = sys.argv[1:4]
     d = bytearray(open(src, 'rb').read())
-    if d[:8] != b'PERFILE2' or struct.unpack_from('<Q', d, 8)[0] != 104:
+    mode = struct.unpack_from('<Q', d, 8)[0] if d[:8] == b'PERFILE2' else 0
+    if mode != 104 and not (mode == 16 and cmd == 'buildid'):
         sys.exit("%s: not a perf.data file in file mode" % src)
     off = struct.unpack_from('<Q', d, 40)[0]
     recs = list(records(d))
