@@ -371,6 +371,32 @@ static const struct pipe_symbol *h_frame_symbol(struct pipe_ctx *ctx,
 	return sym;
 }
 
+static const struct pipe_srcline *h_srcline(struct pipe_ctx *ctx,
+					    uint32_t pid, uint64_t ip,
+					    uint16_t misc)
+{
+	if (!may_symbolize(ctx, "srcline"))
+		return symbolizer_srcline_none();
+	symbolizer_set_demangle(ctx->run->sym, ctx->demangle);
+	return symbolizer_srcline(ctx->run->sym, pid, ip, misc);
+}
+
+static const struct pipe_srcline *h_frame_srcline(struct pipe_ctx *ctx,
+		const struct pipe_sample_view *v, uint32_t i)
+{
+	struct host_view *hv = &ctx->view;
+
+	if (!stage_ok(ctx, hv->live && v == &hv->v, "frame_srcline",
+		      "it takes the view handed to sample(), during that "
+		      "call") ||
+	    !stage_ok(ctx, i < hv->v.nr_frames, "frame_srcline",
+		      "the frame index is past nr_frames"))
+		return symbolizer_srcline_none();
+	symbolizer_set_demangle(ctx->run->sym, ctx->demangle);
+	return symbolizer_srcline(ctx->run->sym, hv->s.pid,
+				  hv->frames[i] - hv->ret[i], hv->misc[i]);
+}
+
 static FILE *h_arg_file(struct pipe_ctx *ctx, const char *name)
 {
 	uint32_t i;
@@ -456,6 +482,8 @@ const struct pipe_host host_table = {
 	.arg_file = h_arg_file,
 	.open_output = h_open_output,
 	.command_started = h_command_started,
+	.srcline = h_srcline,
+	.frame_srcline = h_frame_srcline,
 };
 
 int inst_fail(struct inst *in, int ret, struct pipe_err *err)

@@ -54,13 +54,13 @@ extern "C" {
 
 #define PIPE_ABI_MAJOR 2
 #ifndef PIPE_TEST_ABI_GROW
-#define PIPE_ABI_MINOR 0
+#define PIPE_ABI_MINOR 1
 #define PIPE_TEST_GROWN
 #else
 /* pipe's test suite only: a host as a later minor would build it, its
  * structs grown at the end, to show that plugins of this minor still run
  * on it.  Never define it elsewhere. */
-#define PIPE_ABI_MINOR 1
+#define PIPE_ABI_MINOR 2
 #define PIPE_TEST_GROWN uint64_t test_grown[3];
 #endif
 #define PIPE_ABI ((PIPE_ABI_MAJOR << 16) | PIPE_ABI_MINOR)
@@ -314,6 +314,45 @@ struct pipe_symbol {
 	PIPE_TEST_GROWN
 };
 
+/*
+ * Source lines (2.1).  One level of an address's source position: the
+ * innermost level is the function holding the address (an inlined one,
+ * maybe) and the line of the address; each next level is the function
+ * the previous one was inlined into, with the line of that inlined call.
+ * The last level is the function the binary's symbol names.  Strings
+ * live for the whole run; file paths are as the debug info gives them.
+ */
+struct pipe_src_frame {
+	const char *function;  /* demangled per demangle=; NULL: unknown */
+	const char *file;      /* source file of `line`; NULL: unknown */
+	uint32_t line;         /* 1-based; 0: unknown */
+	uint32_t column;       /* 1-based; 0: unknown */
+	const char *decl_file; /* where `function` is defined, or NULL */
+	uint32_t decl_line;    /* its first line; 0: unknown */
+	uint32_t inlined;      /* 1: this level was inlined into the next */
+	PIPE_TEST_GROWN
+};
+
+/* An address's source position (host->srcline): `nr` levels, innermost
+ * first; nr is 0 when the binary has no line information for it.  The
+ * host's struct: index frames with pipe_src_frame(). */
+struct pipe_srcline {
+	uint32_t size;                       /* sizeof at the host's build */
+	uint32_t nr;                         /* levels, 0: unknown */
+	const struct pipe_src_frame *frames; /* use pipe_src_frame() */
+	uint32_t frame_size;                 /* element size of frames */
+	uint32_t reserved;
+	PIPE_TEST_GROWN
+};
+
+/* Level i of sl (i < sl->nr), whatever the host's element size. */
+static inline const struct pipe_src_frame *
+pipe_src_frame(const struct pipe_srcline *sl, uint32_t i)
+{
+	return (const struct pipe_src_frame *)(const void *)
+		((const char *)sl->frames + (size_t)i * sl->frame_size);
+}
+
 struct pipe_host;
 
 /*
@@ -488,6 +527,19 @@ struct pipe_host {
 	/* Live sources: the command runs as process `pid` (the host stops
 	 * it, as Ctrl-C would, if a plugin crashes). */
 	void (*command_started)(struct pipe_ctx *ctx, int pid);
+
+	/*
+	 * 2.1: source lines and inline frames from the binaries' DWARF (the
+	 * file itself or its debug file), for the same callers and with the
+	 * same arguments as symbolize and frame_symbol.  Never NULL: nr 0
+	 * when unknown (kernel addresses, no debug info).  The struct lives
+	 * until the next srcline or frame_srcline call, its strings for the
+	 * run.  Check PIPE_HOST_HAS(host, srcline) first.
+	 */
+	const struct pipe_srcline *(*srcline)(struct pipe_ctx *ctx,
+			uint32_t pid, uint64_t ip, uint16_t misc);
+	const struct pipe_srcline *(*frame_srcline)(struct pipe_ctx *ctx,
+			const struct pipe_sample_view *v, uint32_t i);
 	PIPE_TEST_GROWN
 };
 

@@ -23,6 +23,7 @@
 #include "err.h"
 #include "kcache.h"
 #include "meta.h"
+#include "srcline.h"
 #include "symbolizer.h"
 #include "symtab.h"
 #include "threads.h"
@@ -63,6 +64,9 @@ struct dso {
 	struct elfsyms_info info;        /* PT_LOADs of the file used */
 	struct symtab *syms;             /* NULL: none found */
 	struct symtab *plt;              /* NAME@plt stubs, or NULL */
+	char *debug_path;                /* the debug file found, or NULL */
+	struct srcline *src;             /* its DWARF lines, or NULL */
+	bool src_tried;                  /* src looked for (once) */
 };
 
 /* A kernel module's text, from the kallsyms lines tagged [NAME]. */
@@ -88,6 +92,7 @@ struct symbolizer {
 	bool kernel_differs;             /* recorded kernel is another */
 	char kernel_id[2 * ELFSYMS_BUILD_ID_MAX + 1]; /* running kernel's */
 	struct unwind *unwind;           /* NULL until a stack is unwound */
+	char found_debug[PATH_MAX];      /* the last debug file try_debug took */
 	uint64_t chain[CHAIN_MAX];       /* the last joined call chain */
 };
 
@@ -150,6 +155,8 @@ static void dso_free(struct dso *d)
 	free(d->path);
 	symtab_free(d->syms);
 	symtab_free(d->plt);
+	srcline_free(d->src);
+	free(d->debug_path);
 	free(d);
 }
 
@@ -722,10 +729,14 @@ static bool try_file(const char *path, enum elfsyms_which which,
  * ROOT/.build-id/xx/rest.debug for each root (debug_dir=, /usr/lib/debug),
  * then DIR/link, DIR/.debug/link, ROOT/DIR/link.
  */
-static bool try_debug(const char *path, const uint8_t *id, uint32_t id_len,
+static bool try_debug(struct symbolizer *s, const char *path,
+		      const uint8_t *id, uint32_t id_len,
 		      struct elfsyms_info *info, struct symtab **syms)
 {
-	return try_file(path, ELFSYMS_SYMTAB, id, id_len, info, syms);
+	if (!try_file(path, ELFSYMS_SYMTAB, id, id_len, info, syms))
+		return false;
+	snprintf(s->found_debug, sizeof(s->found_debug), "%s", path);
+	return true;
 }
 
 /*
@@ -777,24 +788,25 @@ static bool find_debug(struct symbolizer *s, const char *path,
 			snprintf(cand, sizeof(cand),
 				 "%s/.build-id/%.2s/%s.debug", roots[r], hex,
 				 hex + 2);
-			if (try_debug(cand, id, id_len, info, syms))
+			if (try_debug(s, cand, id, id_len, info, syms))
 				return true;
 		}
 	}
 	if (!link || !link[0] || !slash)
 		return false;
 	snprintf(cand, sizeof(cand), "%.*s/%s", dir_len, path, link);
-	if (strcmp(cand, path) != 0 && try_debug(cand, id, id_len, info, syms))
+	if (strcmp(cand, path) != 0 &&
+	    try_debug(s, cand, id, id_len, info, syms))
 		return true;
 	snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dir_len, path, link);
-	if (try_debug(cand, id, id_len, info, syms))
+	if (try_debug(s, cand, id, id_len, info, syms))
 		return true;
 	for (r = 0; r < 2; r++) {
 		if (!roots[r])
 			continue;
 		snprintf(cand, sizeof(cand), "%s%.*s/%s", roots[r], dir_len,
 			 path, link);
-		if (try_debug(cand, id, id_len, info, syms))
+		if (try_debug(s, cand, id, id_len, info, syms))
 			return true;
 	}
 	return false;
@@ -835,8 +847,10 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 					info.build_id : d->build_id,
 					info.build_id_len ? info.build_id_len
 							  : d->build_id_len,
-					info.debuglink, &dinfo, &dsyms))
+					info.debuglink, &dinfo, &dsyms)) {
 			syms = dsyms;
+			d->debug_path = strdup(s->found_debug);
+		}
 		else if (!syms)
 			elfsyms_read(path, ELFSYMS_DYNSYM, &info, &syms,
 				     &err);
@@ -856,6 +870,7 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 		d->info = dinfo;
 		d->syms = dsyms;
 		d->debug_only = true;
+		d->debug_path = strdup(s->found_debug);
 		return;
 	}
 	if (d->build_id_len &&
@@ -1037,6 +1052,69 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 		vaddr = off;
 	fill(s, d, vaddr, 0, out);
 	return 0;
+}
+
+/* ---- source lines ----------------------------------------------------- */
+
+/*
+ * The DWARF of d: its debug file, the file itself, or a debug file looked
+ * for now (a binary with its .symtab but without its DWARF).
+ */
+static void open_src(struct symbolizer *s, struct dso *d)
+{
+	struct elfsyms_info dinfo;
+	struct symtab *dsyms = NULL;
+	const uint8_t *id = d->info.build_id_len ? d->info.build_id
+						 : d->build_id;
+	uint32_t id_len = d->info.build_id_len ? d->info.build_id_len
+					       : d->build_id_len;
+
+	d->src_tried = true;
+	if (d->debug_path && srcline_new(&d->src, d->debug_path) == 0)
+		return;
+	if (!d->debug_only && !(d->flags & PIPE_SYM_BUILDID_MISMATCH) &&
+	    srcline_new(&d->src, d->path) == 0)
+		return;
+	if (d->debug_path ||
+	    !find_debug(s, d->path, id, id_len, d->info.debuglink, &dinfo,
+			&dsyms))
+		return;
+	symtab_free(dsyms);
+	d->debug_path = strdup(s->found_debug);
+	if (d->debug_path && srcline_new(&d->src, d->debug_path) < 0)
+		d->src = NULL;
+}
+
+const struct pipe_srcline *symbolizer_srcline_none(void)
+{
+	return srcline_none();
+}
+
+const struct pipe_srcline *symbolizer_srcline(struct symbolizer *s,
+					      uint32_t pid, uint64_t ip,
+					      uint16_t misc)
+{
+	const struct threads_map *m;
+	struct dso *d;
+	uint64_t vaddr;
+
+	if (is_kernel(ip, misc))
+		return srcline_none();
+	m = threads_find_map(s->threads, pid, ip);
+	if (!m || m->dso->kind != DSO_ELF)
+		return srcline_none();
+	d = m->dso;
+	if (!d->loaded)
+		load_elf(s, d);
+	if (!d->src_tried)
+		open_src(s, d);
+	if (!d->src)
+		return srcline_none();
+	if (d->debug_only)
+		vaddr = debug_vaddr(&d->info, m, ip);
+	else if (!elfsyms_vaddr(&d->info, ip - m->start + m->pgoff, &vaddr))
+		return srcline_none();
+	return srcline_find(d->src, vaddr, s->opts.demangle);
 }
 
 /* ---- unwinding -------------------------------------------------------- */

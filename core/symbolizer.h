@@ -37,6 +37,17 @@ void symbolizer_set_demangle(struct symbolizer *s, bool on);
 int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 		       uint16_t misc, struct pipe_symbol *out);
 /*
+ * The source lines and inline frames of ip (see struct pipe_srcline),
+ * from the DWARF of its binary or the binary's debug file; nr 0 when
+ * unknown.  Never NULL; lives until the next call, its strings as long
+ * as s.
+ */
+const struct pipe_srcline *symbolizer_srcline(struct symbolizer *s,
+					      uint32_t pid, uint64_t ip,
+					      uint16_t misc);
+/* The answer for no source position (nr 0), for callers without s. */
+const struct pipe_srcline *symbolizer_srcline_none(void);
+/*
  * Decode a sample (as decode_sample) and, when it carries user registers
  * and a stack dump (callchain=dwarf), unwind them as of the state applied
  * so far: the call chain becomes the recorded kernel part, then

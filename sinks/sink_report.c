@@ -21,18 +21,20 @@
 #include "pipe_plugin.h"
 
 #define NONE UINT32_MAX
-#define MAX_KEYS 5
+#define MAX_KEYS 6
 #define MAX_CHAIN 512        /* frames kept per callchain */
 #define MAX_ITEMS (UINT32_C(1) << 30) /* rows, symbols, chains, nodes */
 #define RCACHE_BITS 14       /* resolution cache: 16K entries */
 #define CCACHE_BITS 12       /* tid -> comm cache: 4K entries */
+#define SCACHE_BITS 12       /* address -> srcline cache: 4K entries */
 #define GRAPH_MIN_PERCENT 0.5
 
-enum key { KEY_COMM, KEY_PID, KEY_DSO, KEY_SYM, KEY_CPU, NR_KEYS };
+enum key { KEY_COMM, KEY_PID, KEY_DSO, KEY_SYM, KEY_CPU, KEY_SRCLINE,
+	   NR_KEYS };
 static const char *const key_names[NR_KEYS] = { "comm", "pid", "dso", "sym",
-						"cpu" };
+						"cpu", "srcline" };
 static const char *const key_titles[NR_KEYS] = {
-	"Command", "Pid", "Shared Object", "Symbol", "CPU"
+	"Command", "Pid", "Shared Object", "Symbol", "CPU", "Source:Line"
 };
 
 enum graph { GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
@@ -65,11 +67,14 @@ struct sym {
 	uint32_t kernel;   /* 1: [k] */
 	uint64_t offset;   /* unresolved: address in the dso (or ip) */
 	uint64_t hash;
+	uint32_t inlined;  /* 1: a function inlined there (inline=on) */
+	uint32_t pad;
 };
 
 struct row {
 	uint32_t event;
-	uint32_t k[NR_KEYS]; /* comm, pid, dso, sym, cpu ids; NONE: unused */
+	uint32_t k[NR_KEYS]; /* comm, pid, dso, sym, cpu, srcline ids; NONE:
+				unused */
 	uint64_t hash;
 	uint64_t samples;
 	uint64_t period;     /* self */
@@ -83,6 +88,7 @@ struct row {
 struct chain {
 	uint32_t event;
 	uint32_t comm, pid, cpu; /* NONE where not kept */
+	uint32_t src;            /* the leaf's srcline string, or NONE */
 	uint32_t off, len;       /* frames (sym ids, leaf first) in pool */
 	uint64_t hash;
 	uint64_t samples;
@@ -122,6 +128,15 @@ struct rcache {
 	uint32_t mode; /* bit 0: kernel; bit 1: looked up one byte back */
 };
 
+/* The srcline text of one sampled address. */
+struct scache {
+	uint64_t ip;
+	uint32_t pid;
+	uint32_t gen;  /* 0: empty */
+	uint32_t str;  /* index into strs */
+	uint32_t pad;
+};
+
 struct ccache {
 	uint32_t tid;
 	uint32_t gen;
@@ -144,6 +159,7 @@ struct report {
 	double percent_limit;
 	int64_t top;
 	bool children;
+	bool inline_on;    /* inline frames in graphs and folded stacks */
 	enum graph graph;
 	enum format format;
 	const char *output;
@@ -170,6 +186,8 @@ struct report {
 	uint32_t stamp;    /* chain visits, for rows met once per chain */
 	struct rcache *rcache;
 	struct ccache *ccache;
+	struct scache *scache; /* srcline key only */
+	struct vec owned;  /* char *: srcline texts, freed at close */
 	uint32_t gen;      /* bumped when process state changes */
 	struct event_total *totals;
 	uint32_t nr_events;
@@ -179,7 +197,7 @@ struct report {
 
 static const struct pipe_param report_params[] = {
 	{ "sort", PIPE_PARAM_LIST, 0, "comm+dso+sym",
-	  "row keys, from comm, pid, dso, sym, cpu", NULL, 0, 0 },
+	  "row keys, from comm, pid, dso, sym, cpu, srcline", NULL, 0, 0 },
 	{ "percent_limit", PIPE_PARAM_STR, 0, "0",
 	  "hide rows under this overhead percentage", NULL, 0, 0 },
 	{ "top", PIPE_PARAM_INT, 0, "0",
@@ -198,6 +216,9 @@ static const struct pipe_param report_params[] = {
 	  0 },
 	{ "graph", PIPE_PARAM_ENUM, 0, "none",
 	  "call graph under each row", "caller|callee|none", 0, 0 },
+	{ "inline", PIPE_PARAM_BOOL, 0, "off",
+	  "show inlined functions in graphs and folded stacks (DWARF)",
+	  NULL, 0, 0 },
 	{ "format", PIPE_PARAM_ENUM, 0, "text",
 	  "output format (folded: stacks for flamegraph.pl)",
 	  "text|csv|folded", 0, 0 },
@@ -371,7 +392,8 @@ static const char *str_of(const struct report *r, uint32_t idx)
 
 static bool sym_eq(const struct sym *a, const struct sym *b)
 {
-	if (a->dso != b->dso || a->kernel != b->kernel)
+	if (a->dso != b->dso || a->kernel != b->kernel ||
+	    a->inlined != b->inlined)
 		return false;
 	if (!a->name || !b->name)
 		return !a->name && !b->name && a->offset == b->offset;
@@ -379,7 +401,7 @@ static bool sym_eq(const struct sym *a, const struct sym *b)
 }
 
 static uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
-			   bool kernel)
+			   bool kernel, bool inlined)
 {
 	struct sym k = { 0 }, *e;
 	uint32_t slot, idx;
@@ -387,9 +409,10 @@ static uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
 	k.name = ps->name;
 	k.dso = intern_str(r, ps->dso);
 	k.kernel = kernel;
+	k.inlined = inlined;
 	k.offset = ps->name ? 0 : ps->offset;
-	k.hash = mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
-		     k.kernel);
+	k.hash = mix(mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
+			 k.kernel), k.inlined);
 	for (slot = htab_first(&r->syms_h, k.hash);
 	     (idx = htab_next(&r->syms_h, &slot)) != NONE;) {
 		e = vec_at(&r->syms, idx);
@@ -439,7 +462,7 @@ static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
 		memset(&ps, 0, sizeof(ps));
 	if (!ps.name)
 		ps.offset += back;
-	id = intern_sym(r, &ps, kernel);
+	id = intern_sym(r, &ps, kernel, false);
 	if (id != NONE) {
 		c->gen = r->gen;
 		c->ip = ip;
@@ -461,6 +484,116 @@ static uint32_t comm_of(struct report *r, uint32_t tid)
 	c->tid = tid;
 	c->comm = intern_str(r, r->host->thread_comm(r->ctx, tid));
 	return c->comm;
+}
+
+/* ---- source lines ------------------------------------------------------- */
+
+/* A copy of text kept for the run; its string id, or NONE. */
+static uint32_t intern_copy(struct report *r, const char *text)
+{
+	char *copy = strdup(text);
+	uint32_t id, slot;
+
+	if (!copy)
+		return NONE;
+	id = intern_str(r, copy);
+	if (id == NONE || str_of(r, id) != copy) {
+		free(copy);
+		return id;
+	}
+	slot = vec_push(&r->owned);
+	if (slot == NONE) {
+		free(copy);
+		((struct str *)vec_at(&r->strs, id))->s = "??:0";
+		return id;
+	}
+	*(char **)vec_at(&r->owned, slot) = copy;
+	return id;
+}
+
+/*
+ * The srcline key of a sampled address as perf shows it: FILE:LINE of
+ * the innermost level (the file's base name), else SYM+OFFSET (decimal),
+ * else DSO[OFFSET] (hex), else ??:0.
+ */
+static uint32_t srcline_of(struct report *r, uint32_t pid, uint64_t ip,
+			   uint16_t misc)
+{
+	uint64_t h = mix(ip, pid);
+	struct scache *c = &r->scache[h & ((1u << SCACHE_BITS) - 1)];
+	struct pipe_symbol ps = PIPE_INIT(ps);
+	const struct pipe_srcline *sl;
+	const struct pipe_src_frame *f = NULL;
+	const char *base;
+	char buf[1024];
+
+	if (c->gen == r->gen && c->ip == ip && c->pid == pid)
+		return c->str;
+	sl = r->host->srcline(r->ctx, pid, ip, misc);
+	if (sl->nr > 0)
+		f = pipe_src_frame(sl, 0);
+	if (f && f->file && f->line) {
+		base = strrchr(f->file, '/');
+		snprintf(buf, sizeof(buf), "%s:%" PRIu32,
+			 base ? base + 1 : f->file, f->line);
+	} else if (r->host->symbolize(r->ctx, pid, ip, misc, &ps) == 0 &&
+		   ps.name) {
+		snprintf(buf, sizeof(buf), "%s+%" PRIu64, ps.name, ps.offset);
+	} else if (ps.dso_short) {
+		snprintf(buf, sizeof(buf), "%s[%" PRIx64 "]", ps.dso_short,
+			 ps.offset);
+	} else {
+		snprintf(buf, sizeof(buf), "??:0");
+	}
+	c->str = intern_copy(r, buf);
+	c->gen = c->str != NONE ? r->gen : 0;
+	c->ip = ip;
+	c->pid = pid;
+	return c->str;
+}
+
+static bool is_inlined(const struct report *r, uint32_t sym)
+{
+	return ((const struct sym *)vec_at(&r->syms, sym))->inlined;
+}
+
+/*
+ * Push the functions inlined at a frame's address (innermost first) into
+ * r->frames from nr, ahead of the frame's own symbol `sym`, as perf's
+ * call graphs show them; returns the new count.
+ */
+static uint32_t add_inlines(struct report *r, uint32_t nr, uint32_t pid,
+			    uint64_t ip, uint16_t misc, uint32_t sym)
+{
+	const struct sym *s = vec_at(&r->syms, sym);
+	struct pipe_symbol ps = PIPE_INIT(ps);
+	const struct pipe_srcline *sl;
+	uint32_t i, id;
+
+	if (s->kernel || !s->name)
+		return nr;
+	sl = r->host->srcline(r->ctx, pid, ip, misc);
+	ps.dso = str_of(r, s->dso);
+	for (i = 0; i + 1 < sl->nr && nr + 1 < MAX_CHAIN; i++) {
+		ps.name = pipe_src_frame(sl, i)->function;
+		if (!ps.name)
+			continue;
+		id = intern_sym(r, &ps, false, true);
+		if (id != NONE)
+			r->frames[nr++] = id;
+	}
+	return nr;
+}
+
+/* The first frame that is no inlined function: the sample's own symbol. */
+static uint32_t leaf_of(const struct report *r, uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = 0; i < nr; i++)
+		if (!is_inlined(r, r->frames[i]))
+			return i;
+	return 0;
 }
 
 /* ---- rows and chains ---------------------------------------------------- */
@@ -503,7 +636,8 @@ static struct row *row_get(struct report *r, const struct row *k)
 
 /* The row key of frame `sym` for a sample's comm, pid and cpu. */
 static void row_key(const struct report *r, struct row *k, uint32_t event,
-		    uint32_t comm, uint32_t pid, uint32_t cpu, uint32_t sym)
+		    uint32_t comm, uint32_t pid, uint32_t cpu, uint32_t sym,
+		    uint32_t src)
 {
 	const struct sym *s = vec_at(&r->syms, sym);
 
@@ -514,13 +648,14 @@ static void row_key(const struct report *r, struct row *k, uint32_t event,
 	k->k[KEY_DSO] = r->key_on[KEY_DSO] ? s->dso : NONE;
 	k->k[KEY_SYM] = r->key_on[KEY_SYM] ? sym : NONE;
 	k->k[KEY_CPU] = r->key_on[KEY_CPU] ? cpu : NONE;
+	k->k[KEY_SRCLINE] = r->key_on[KEY_SRCLINE] ? src : NONE;
 }
 
 static int add_chain(struct report *r, uint32_t event, uint32_t comm,
-		     uint32_t pid, uint32_t cpu, uint32_t nr,
+		     uint32_t pid, uint32_t cpu, uint32_t src, uint32_t nr,
 		     uint64_t period)
 {
-	uint64_t hash = mix(mix(mix(event, comm), pid), cpu);
+	uint64_t hash = mix(mix(mix(mix(event, comm), pid), cpu), src);
 	uint32_t slot, idx, i;
 	struct chain *c;
 
@@ -532,6 +667,7 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 		c = vec_at(&r->chains, idx);
 		if (c->hash == hash && c->len == nr && c->event == event &&
 		    c->comm == comm && c->pid == pid && c->cpu == cpu &&
+		    c->src == src &&
 		    memcmp(vec_at(&r->pool, c->off), r->frames,
 			   nr * sizeof(uint32_t)) == 0) {
 			c->samples++;
@@ -561,6 +697,7 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 	c->comm = comm;
 	c->pid = pid;
 	c->cpu = cpu;
+	c->src = src;
 	c->off = r->pool.nr;
 	c->len = nr;
 	c->hash = hash;
@@ -576,7 +713,7 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 static uint32_t sample_frames(struct report *r, const struct pipe_sample *s)
 {
 	uint16_t misc = s->misc;
-	uint32_t nr = 0;
+	uint32_t nr = 0, id;
 	uint64_t i;
 	bool seen_ip = false;
 
@@ -596,14 +733,19 @@ static uint32_t sample_frames(struct report *r, const struct pipe_sample *s)
 			continue;
 		}
 		/* return addresses point after the call: look one back */
-		r->frames[nr] = resolve(r, s->pid, a, seen_ip, misc);
-		if (r->frames[nr] != NONE)
-			nr++;
+		id = resolve(r, s->pid, a, seen_ip, misc);
+		if (id != NONE && r->inline_on)
+			nr = add_inlines(r, nr, s->pid, a - seen_ip, misc, id);
+		if (id != NONE)
+			r->frames[nr++] = id;
 		seen_ip = true;
 	}
 	if (nr == 0) {
-		r->frames[0] = resolve(r, s->pid, s->ip, 0, s->misc);
-		nr = r->frames[0] != NONE;
+		id = resolve(r, s->pid, s->ip, 0, s->misc);
+		if (id != NONE && r->inline_on)
+			nr = add_inlines(r, nr, s->pid, s->ip, s->misc, id);
+		if (id != NONE)
+			r->frames[nr++] = id;
 	}
 	return nr;
 }
@@ -662,7 +804,7 @@ static int add_sample(struct report *r, const struct pipe_record *rec)
 {
 	struct pipe_sample s = PIPE_INIT(s);
 	struct row k, *row;
-	uint32_t comm, event, nr;
+	uint32_t comm, event, nr, leaf, src = NONE;
 	uint64_t period;
 
 	if (r->host->decode_sample(r->ctx, rec, &s) < 0) {
@@ -682,9 +824,12 @@ static int add_sample(struct report *r, const struct pipe_record *rec)
 		r->frames[0] = resolve(r, s.pid, s.ip, 0, s.misc);
 		nr = r->frames[0] != NONE;
 	}
-	if (nr == 0 || !leaf_wanted(r, r->frames[0]))
+	leaf = leaf_of(r, nr);
+	if (nr == 0 || !leaf_wanted(r, r->frames[leaf]))
 		return 0;
-	row_key(r, &k, event, comm, s.pid, s.cpu, r->frames[0]);
+	if (r->key_on[KEY_SRCLINE])
+		src = srcline_of(r, s.pid, s.ip, s.misc);
+	row_key(r, &k, event, comm, s.pid, s.cpu, r->frames[leaf], src);
 	row = row_get(r, &k);
 	if (!row)
 		return -ENOMEM;
@@ -695,7 +840,7 @@ static int add_sample(struct report *r, const struct pipe_record *rec)
 	return add_chain(r, event, r->key_on[KEY_COMM] ||
 				   r->format == FORMAT_FOLDED ? comm : NONE,
 			 r->key_on[KEY_PID] ? s.pid : NONE,
-			 r->key_on[KEY_CPU] ? s.cpu : NONE, nr, period);
+			 r->key_on[KEY_CPU] ? s.cpu : NONE, src, nr, period);
 }
 
 static int report_consume(void *state, const struct pipe_batch *b)
@@ -770,7 +915,7 @@ static struct row *frame_row(struct report *r, const struct chain *c,
 {
 	struct row k, *row;
 
-	row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j]);
+	row_key(r, &k, c->event, c->comm, c->pid, c->cpu, f[j], c->src);
 	row = row_get(r, &k);
 	if (!row)
 		return NULL;
@@ -794,7 +939,7 @@ static void next_stamp(struct report *r)
 static int compute_children(struct report *r)
 {
 	uint32_t i, j;
-	bool first;
+	bool first, leaf;
 
 	for (i = 0; i < r->rows.nr; i++) {
 		struct row *row = vec_at(&r->rows, i);
@@ -806,16 +951,19 @@ static int compute_children(struct report *r)
 		const uint32_t *f = vec_at(&r->pool, c->off);
 		struct row *row;
 
-		/* every distinct row above the leaf gets the period once */
+		/* every distinct row above the leaf gets the period once;
+		 * inlined functions have no rows */
 		next_stamp(r);
-		if (c->len && !frame_row(r, c, f, 0, &first))
-			return -ENOMEM;
-		for (j = 1; j < c->len; j++) {
+		leaf = true;
+		for (j = 0; j < c->len; j++) {
+			if (is_inlined(r, f[j]))
+				continue;
 			row = frame_row(r, c, f, j, &first);
 			if (!row)
 				return -ENOMEM;
-			if (first)
+			if (first && !leaf)
 				row->children += c->period;
+			leaf = false;
 		}
 	}
 	return 0;
@@ -840,8 +988,11 @@ static int find_occurrences(struct report *r)
 
 			next_stamp(r);
 			for (j = 0; j < c->len; j++) {
-				struct row *row = frame_row(r, c, f, j, &first);
+				struct row *row;
 
+				if (is_inlined(r, f[j]))
+					continue;
+				row = frame_row(r, c, f, j, &first);
 				if (!row)
 					return -ENOMEM;
 				if (first && pass == 0) {
@@ -1069,7 +1220,9 @@ static void sym_text(const struct report *r, uint32_t id, char *buf,
 	const char *mk = !marker ? "" : s->kernel ? "[k] " : "[.] ";
 
 	base = base ? base + 1 : dso;
-	if (s->name)
+	if (s->name && s->inlined)
+		snprintf(buf, cap, "%s%s (inlined)", mk, s->name);
+	else if (s->name)
 		snprintf(buf, cap, "%s%s", mk, s->name);
 	else if (dso)
 		snprintf(buf, cap, "%s[unknown] %s+0x%" PRIx64, mk, base,
@@ -1106,6 +1259,12 @@ static void key_text(const struct report *r, const struct row *row,
 		break;
 	case KEY_CPU:
 		snprintf(buf, cap, "%03" PRIu32, row->k[KEY_CPU]);
+		break;
+	case KEY_SRCLINE:
+		snprintf(buf, cap, "%s", str_of(r, row->k[KEY_SRCLINE]) ?
+					 str_of(r, row->k[KEY_SRCLINE]) :
+					 "??:0");
+		text_clean(buf, cap, 0);
 		break;
 	default:
 		buf[0] = '\0';
@@ -1490,7 +1649,7 @@ static int parse_keys(struct report *r)
 				       items[i]);
 			r->host->hint(r->ctx,
 				      "sort keys: comm, pid, dso, sym, cpu, "
-				      "joined with '+'");
+				      "srcline, joined with '+'");
 			return -EINVAL;
 		}
 		r->keys[r->nr_keys++] = k;
@@ -1532,6 +1691,7 @@ static int parse_filters(struct report *r)
 static void report_close(void *state)
 {
 	struct report *r = state;
+	uint32_t i;
 
 	if (!r)
 		return;
@@ -1549,6 +1709,10 @@ static void report_close(void *state)
 	free(r->walks);
 	free(r->rcache);
 	free(r->ccache);
+	free(r->scache);
+	for (i = 0; i < r->owned.nr; i++)
+		free(*(char **)vec_at(&r->owned, i));
+	free(r->owned.items);
 	free(r->totals);
 	free(r->f_pid);
 	free(r);
@@ -1572,6 +1736,7 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	r->chains.size = sizeof(struct chain);
 	r->pool.size = sizeof(uint32_t);
 	r->nodes.size = sizeof(struct node);
+	r->owned.size = sizeof(char *);
 	r->gen = 1;
 	ret = parse_keys(r);
 	if (ret == 0)
@@ -1590,6 +1755,20 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	}
 	r->top = host->arg_int(ctx, "top");
 	r->children = host->arg_int(ctx, "children");
+	r->inline_on = host->arg_int(ctx, "inline");
+	if ((r->inline_on || r->key_on[KEY_SRCLINE]) &&
+	    !PIPE_HOST_HAS(host, srcline)) {
+		host->error(ctx, "this pipe gives no source lines (ABI %u.%u)",
+			    host->abi >> 16, host->abi & 0xffff);
+		ret = -ENOTSUP;
+		goto fail;
+	}
+	if (r->key_on[KEY_SRCLINE] && r->children) {
+		host->error(ctx, "sort key 'srcline' works without "
+			    "children=on");
+		ret = -EINVAL;
+		goto fail;
+	}
 	r->graph = (enum graph)host->arg_int(ctx, "graph");
 	r->format = (enum format)host->arg_int(ctx, "format");
 	r->output = host->arg_str(ctx, "output");
@@ -1597,7 +1776,10 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 			 (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT);
 	r->rcache = calloc(1u << RCACHE_BITS, sizeof(*r->rcache));
 	r->ccache = calloc(1u << CCACHE_BITS, sizeof(*r->ccache));
-	if (!r->rcache || !r->ccache) {
+	if (r->key_on[KEY_SRCLINE])
+		r->scache = calloc(1u << SCACHE_BITS, sizeof(*r->scache));
+	if (!r->rcache || !r->ccache ||
+	    (r->key_on[KEY_SRCLINE] && !r->scache)) {
 		ret = -ENOMEM;
 		goto fail;
 	}

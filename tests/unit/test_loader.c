@@ -121,7 +121,7 @@ static void test_refusals(void)
 		      " speaks ABI 1, this pipe speaks ABI 2",
 		      "rebuild it against this pipe's pipe_plugin.h");
 	check_refusal(plug("bad_abi_minor"), PIPE_KIND_SINK, "plugin ",
-		      " needs ABI 2.7, this pipe speaks ABI 2.0",
+		      " needs ABI 2.7, this pipe speaks ABI 2.1",
 		      "upgrade pipe, or rebuild the plugin against this "
 		      "pipe's pipe_plugin.h");
 	check_refusal(plug("bad_kind_missing_ops"), PIPE_KIND_SINK, "plugin ",
