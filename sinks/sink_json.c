@@ -92,6 +92,7 @@ struct json {
 	uint32_t format;              /* enum json_format */
 	uint32_t events;              /* enum json_events */
 	bool symbols;                 /* resolve callchain addresses */
+	bool srcline;                 /* frames' source lines (DWARF) */
 	bool seconds;                 /* time=s: timestamps in seconds */
 	bool pretty;                  /* format=perf with perf's whitespace */
 	bool streaming;               /* output is a pipe, tty or socket */
@@ -119,6 +120,9 @@ static const struct pipe_param json_params[] = {
 	  "format=perf without whitespace", NULL, 0, 0 },
 	{ "symbols", PIPE_PARAM_BOOL, 0, "on",
 	  "resolve addresses to symbol and dso (off: raw addresses)",
+	  NULL, 0, 0 },
+	{ "srcline", PIPE_PARAM_BOOL, 0, "off",
+	  "add each frame's source line and inlined functions (DWARF)",
 	  NULL, 0, 0 },
 	{ "time", PIPE_PARAM_ENUM, 0, "ns",
 	  "timestamps in nanoseconds or in seconds with 9 decimals", "ns|s",
@@ -658,9 +662,59 @@ static void name_put(struct json *j, struct jout *o, const char *name)
 	jout_put(o, e->json, e->len);
 }
 
+/* `"srcline": "FILE:LINE"` of one level, when it has a line. */
+static void srcline_key(struct json *j, struct jout *o, int depth,
+			const struct pipe_src_frame *f)
+{
+	char buf[4200];
+
+	if (!f->file || !f->line)
+		return;
+	snprintf(buf, sizeof(buf), "%s:%" PRIu32, f->file, f->line);
+	key(j, o, true, depth, "srcline");
+	jout_str(o, buf);
+}
+
+/*
+ * A frame's source position: "srcline", the line in the frame's own
+ * function, and "inlined", the functions inlined there (innermost first),
+ * each with its line.  A return address is looked up `back` (1) byte
+ * earlier, inside its call.
+ */
+static void frame_srcline_put(struct json *j, struct jout *o, uint32_t pid,
+			      uint64_t ip, uint32_t back, uint16_t cpumode)
+{
+	int d = j->format == JSON_FORMAT_LINES ? 0 : 2;
+	const struct pipe_srcline *sl;
+	uint32_t i;
+
+	sl = j->host->srcline(j->ctx, pid, ip - back, cpumode);
+	if (sl->nr == 0)
+		return;
+	srcline_key(j, o, d + 3, pipe_src_frame(sl, sl->nr - 1));
+	if (sl->nr < 2)
+		return;
+	key(j, o, true, d + 3, "inlined");
+	jout_put(o, "[", 1);
+	for (i = 0; i + 1 < sl->nr; i++) {
+		const struct pipe_src_frame *f = pipe_src_frame(sl, i);
+
+		delim(j, o, i > 0, d + 4);
+		jout_put(o, "{", 1);
+		key(j, o, false, d + 5, "symbol");
+		jout_str(o, f->function ? f->function : "[unknown]");
+		srcline_key(j, o, d + 5, f);
+		delim(j, o, false, d + 4);
+		jout_put(o, "}", 1);
+	}
+	delim(j, o, false, d + 3);
+	jout_put(o, "]", 1);
+}
+
 /* One callchain entry: ip, and symbol and dso only when resolved. */
 static void frame_put(struct json *j, struct jout *o, bool first,
-		      uint32_t pid, uint64_t ip, uint16_t cpumode)
+		      uint32_t pid, uint64_t ip, uint32_t back,
+		      uint16_t cpumode)
 {
 	struct pipe_symbol sym = PIPE_INIT(sym);
 
@@ -673,6 +727,8 @@ static void frame_put(struct json *j, struct jout *o, bool first,
 			jout_lit_put(o, &j->lit.dso);
 			name_put(j, o, sym.dso_short);
 		}
+		if (j->srcline)
+			frame_srcline_put(j, o, pid, ip, back, cpumode);
 	}
 	jout_lit_put(o, &j->lit.frame_end);
 }
@@ -684,11 +740,12 @@ static void callchain_put(struct json *j, struct jout *o,
 {
 	uint16_t cpumode = s->misc & PERF_RECORD_MISC_CPUMODE_MASK;
 	bool first = true;
+	uint32_t back = 0;
 	uint64_t i;
 
 	jout_lit_put(o, &j->lit.chain);
 	if (!(s->sample_type & PERF_SAMPLE_CALLCHAIN)) {
-		frame_put(j, o, true, s->pid, s->ip, cpumode);
+		frame_put(j, o, true, s->pid, s->ip, 0, cpumode);
 		first = false;
 	}
 	for (i = 0; i < s->nr_callchain; i++) {
@@ -701,10 +758,14 @@ static void callchain_put(struct json *j, struct jout *o,
 				cpumode = PERF_RECORD_MISC_USER;
 			else if (ip == PERF_CONTEXT_HV)
 				cpumode = PERF_RECORD_MISC_HYPERVISOR;
+			/* a context starts where it was interrupted; the
+			 * entries after it are return addresses */
+			back = 0;
 			continue;
 		}
-		frame_put(j, o, first, s->pid, ip, cpumode);
+		frame_put(j, o, first, s->pid, ip, back, cpumode);
 		first = false;
+		back = 1;
 	}
 	jout_lit_put(o, &j->lit.chain_end);
 }
@@ -1114,6 +1175,8 @@ static int json_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	j->format = (uint32_t)host->arg_int(ctx, "format");
 	j->events = (uint32_t)host->arg_int(ctx, "events");
 	j->symbols = host->arg_int(ctx, "symbols");
+	j->srcline = host->arg_int(ctx, "srcline") &&
+		     PIPE_HOST_HAS(host, srcline);
 	j->seconds = host->arg_int(ctx, "time") == 1;
 	j->pretty = j->format == JSON_FORMAT_PERF &&
 		    !host->arg_int(ctx, "compact");
