@@ -28,10 +28,13 @@ struct mapping {
 
 struct function {
 	int64_t name, filename;
+	int64_t start_line;
 };
 
 struct location {
-	uint64_t mapping, address, function;
+	uint64_t mapping, address;
+	uint32_t lines;    /* first level in line_pool */
+	uint32_t nr_lines;
 };
 
 struct sample {
@@ -62,6 +65,8 @@ struct pprof {
 	struct location *locs;
 	uint32_t nr_locs, cap_locs;
 	struct tab loc_tab;
+	struct pprof_line *line_pool; /* the levels of every location */
+	uint32_t nr_lines, cap_lines;
 	/* samples */
 	struct sample *samples;
 	uint32_t nr_samples, cap_samples;
@@ -246,6 +251,7 @@ void pprof_free(struct pprof *p)
 	free(p->funcs);
 	free(p->func_tab.slots);
 	free(p->locs);
+	free(p->line_pool);
 	free(p->loc_tab.slots);
 	free(p->samples);
 	free(p->sample_tab.slots);
@@ -334,28 +340,32 @@ static bool func_eq(const struct pprof *p, uint32_t item, const void *key)
 	const struct function *f = key;
 
 	return p->funcs[item].name == f->name &&
-	       p->funcs[item].filename == f->filename;
+	       p->funcs[item].filename == f->filename &&
+	       p->funcs[item].start_line == f->start_line;
 }
 
 static uint64_t func_rehash(const struct pprof *p, uint32_t item)
 {
-	return mix(mix(0, (uint64_t)p->funcs[item].name),
-		   (uint64_t)p->funcs[item].filename);
+	return mix(mix(mix(0, (uint64_t)p->funcs[item].name),
+		       (uint64_t)p->funcs[item].filename),
+		   (uint64_t)p->funcs[item].start_line);
 }
 
 uint64_t pprof_function(struct pprof *p, const char *name,
-			const char *filename)
+			const char *filename, int64_t start_line)
 {
 	struct function f;
 	uint32_t *slot;
 
 	f.name = pprof_string(p, name);
 	f.filename = filename ? pprof_string(p, filename) : 0;
+	f.start_line = start_line;
 	if (f.name < 0 || f.filename < 0 ||
 	    tab_reserve(p, &p->func_tab, p->nr_funcs, func_rehash) < 0)
 		return 0;
 	slot = tab_slot(p, &p->func_tab,
-			mix(mix(0, (uint64_t)f.name), (uint64_t)f.filename),
+			mix(mix(mix(0, (uint64_t)f.name), (uint64_t)f.filename),
+			    (uint64_t)f.start_line),
 			func_eq, &f);
 	if (*slot)
 		return *slot;
@@ -368,40 +378,75 @@ uint64_t pprof_function(struct pprof *p, const char *name,
 	return p->nr_funcs;
 }
 
-static bool loc_eq(const struct pprof *p, uint32_t item, const void *key)
+/* A location being looked up: its levels are the caller's. */
+struct loc_key {
+	uint64_t mapping, address;
+	const struct pprof_line *lines;
+	uint32_t nr_lines;
+};
+
+static uint64_t loc_hash(uint64_t mapping, uint64_t address,
+			 const struct pprof_line *lines, uint32_t nr)
 {
-	return !memcmp(&p->locs[item], key, sizeof(struct location));
+	uint64_t h = mix(mix(0, address), mapping);
+	uint32_t i;
+
+	for (i = 0; i < nr; i++)
+		h = mix(mix(h, lines[i].function), (uint64_t)lines[i].line);
+	return h;
 }
 
-static uint64_t loc_hash(const struct location *l)
+static bool loc_eq(const struct pprof *p, uint32_t item, const void *key)
 {
-	return mix(mix(mix(0, l->address), l->mapping), l->function);
+	const struct location *l = &p->locs[item];
+	const struct loc_key *k = key;
+
+	return l->mapping == k->mapping && l->address == k->address &&
+	       l->nr_lines == k->nr_lines &&
+	       !memcmp(p->line_pool + l->lines, k->lines,
+		       k->nr_lines * sizeof(*k->lines));
 }
 
 static uint64_t loc_rehash(const struct pprof *p, uint32_t item)
 {
-	return loc_hash(&p->locs[item]);
+	const struct location *l = &p->locs[item];
+
+	return loc_hash(l->mapping, l->address, p->line_pool + l->lines,
+			l->nr_lines);
 }
 
 uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address,
-			uint64_t function)
+			const struct pprof_line *lines, uint32_t nr_lines)
 {
-	struct location l;
+	struct loc_key k;
+	struct location *l;
 	uint32_t *slot;
 
-	memset(&l, 0, sizeof(l));
-	l.mapping = mapping;
-	l.address = address;
-	l.function = function;
+	if (nr_lines > PPROF_LINES_MAX)
+		nr_lines = PPROF_LINES_MAX;
+	k.mapping = mapping;
+	k.address = address;
+	k.lines = lines;
+	k.nr_lines = nr_lines;
 	if (tab_reserve(p, &p->loc_tab, p->nr_locs, loc_rehash) < 0)
 		return 0;
-	slot = tab_slot(p, &p->loc_tab, loc_hash(&l), loc_eq, &l);
+	slot = tab_slot(p, &p->loc_tab,
+			loc_hash(mapping, address, lines, nr_lines), loc_eq,
+			&k);
 	if (*slot)
 		return *slot;
-	if (grow(&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(l),
-		 PPROF_ITEMS_MAX) < 0)
+	if (grow(&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(*l),
+		 PPROF_ITEMS_MAX) < 0 ||
+	    grow(&p->line_pool, &p->cap_lines, (size_t)p->nr_lines + nr_lines,
+		 sizeof(*lines), PPROF_ITEMS_MAX) < 0)
 		return 0;
-	p->locs[p->nr_locs] = l;
+	l = &p->locs[p->nr_locs];
+	l->mapping = mapping;
+	l->address = address;
+	l->lines = p->nr_lines;
+	l->nr_lines = nr_lines;
+	memcpy(p->line_pool + p->nr_lines, lines, nr_lines * sizeof(*lines));
+	p->nr_lines += nr_lines;
 	*slot = ++p->nr_locs;
 	p->loc_tab.nr++;
 	return p->nr_locs;
@@ -616,7 +661,7 @@ static int build(struct pprof *p, struct packed *k,
 	    !ALLOC2(k->labels, k->plabels, 3 * (size_t)p->nr_samples) ||
 	    !ALLOC2(k->maps, k->pmaps, p->nr_maps) ||
 	    !ALLOC2(k->locs, k->plocs, p->nr_locs) ||
-	    !ALLOC2(k->lines, k->plines, p->nr_locs) ||
+	    !ALLOC2(k->lines, k->plines, p->nr_lines) ||
 	    !ALLOC2(k->funcs, k->pfuncs, p->nr_funcs))
 		return -ENOMEM;
 	for (i = 0; i < p->nr_types; i++) {
@@ -670,18 +715,19 @@ static int build(struct pprof *p, struct packed *k,
 		k->maps[i].has_functions = 1;
 		k->pmaps[i] = &k->maps[i];
 	}
+	for (i = 0; i < p->nr_lines; i++) {
+		k->lines[i] = n0;
+		k->lines[i].function_id = p->line_pool[i].function;
+		k->lines[i].line = p->line_pool[i].line;
+		k->plines[i] = &k->lines[i];
+	}
 	for (i = 0; i < p->nr_locs; i++) {
 		k->locs[i] = o0;
 		k->locs[i].id = i + 1;
 		k->locs[i].mapping_id = p->locs[i].mapping;
 		k->locs[i].address = p->locs[i].address;
-		if (p->locs[i].function) {
-			k->lines[i] = n0;
-			k->lines[i].function_id = p->locs[i].function;
-			k->plines[i] = &k->lines[i];
-			k->locs[i].n_line = 1;
-			k->locs[i].line = &k->plines[i];
-		}
+		k->locs[i].n_line = p->locs[i].nr_lines;
+		k->locs[i].line = k->plines + p->locs[i].lines;
 		k->plocs[i] = &k->locs[i];
 	}
 	for (i = 0; i < p->nr_funcs; i++) {
@@ -690,6 +736,7 @@ static int build(struct pprof *p, struct packed *k,
 		k->funcs[i].name = p->funcs[i].name;
 		k->funcs[i].system_name = p->funcs[i].name;
 		k->funcs[i].filename = p->funcs[i].filename;
+		k->funcs[i].start_line = p->funcs[i].start_line;
 		k->pfuncs[i] = &k->funcs[i];
 	}
 	pr->n_sample_type = p->nr_types;

@@ -20,6 +20,7 @@
 #define PPROF_SAMPLES_MAX (1u << 24) /* distinct stacks and labels */
 #define PPROF_TYPES_MAX 512          /* sample value columns */
 #define PPROF_DEPTH_MAX 1024         /* frames of one stack */
+#define PPROF_LINES_MAX 32           /* inline levels of one location */
 
 struct pprof;
 
@@ -38,13 +39,25 @@ int64_t pprof_string(struct pprof *p, const char *s);
 uint64_t pprof_mapping(struct pprof *p, const char *filename,
 		       uint64_t start, uint64_t limit, uint64_t offset,
 		       const char *build_id);
-/* The id of function `name` of `filename` (NULL: none); 0 on error. */
+/* The id of function `name` defined in `filename` (NULL: none) from
+ * `start_line` (0: unknown); 0 on error. */
 uint64_t pprof_function(struct pprof *p, const char *name,
-			const char *filename);
-/* The id of the location at `address` in mapping (0: none) running
- * function (0: none); 0 on error. */
+			const char *filename, int64_t start_line);
+
+/* One level of a location: a function (0: none) and a line in it. */
+struct pprof_line {
+	uint64_t function; /* pprof_function id */
+	int64_t line;      /* 0: unknown */
+};
+
+/*
+ * The id of the location at `address` in mapping (0: none) with its
+ * levels (at most PPROF_LINES_MAX, copied): the innermost function
+ * first, then each function it was inlined into, as pprof's
+ * Location.line; 0 on error.
+ */
 uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address,
-			uint64_t function);
+			const struct pprof_line *lines, uint32_t nr_lines);
 
 struct pprof_labels {
 	int64_t pid, tid;          /* < 0: left out */

@@ -44,6 +44,7 @@ struct pp {
 	const char *path;             /* borrowed from the args */
 	int fd;                       /* owned unless stdout */
 	int level;                    /* gzip level */
+	bool lines;                   /* source lines and inline levels */
 	struct pprof *prof;           /* owned */
 	uint32_t nr_events;
 	int64_t *values;              /* 2 * nr_events */
@@ -63,6 +64,8 @@ static const struct pipe_param pp_params[] = {
 	{ "force", PIPE_PARAM_BOOL, 0, "off",
 	  "overwrite an existing file", NULL, 0, 0 },
 	{ "level", PIPE_PARAM_INT, 0, "6", "gzip level", NULL, 1, 9 },
+	{ "lines", PIPE_PARAM_BOOL, 0, "on",
+	  "source lines and inlined functions from DWARF", NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -80,6 +83,7 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
 	s->level = (int)host->arg_int(ctx, "level");
+	s->lines = host->arg_int(ctx, "lines") && PIPE_HOST_HAS(host, srcline);
 	s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
 	s->locs = malloc(PPROF_DEPTH_MAX * sizeof(*s->locs));
 	if (!s->cache || !s->locs) {
@@ -293,6 +297,39 @@ static uint64_t mapping_of(struct pp *s, const struct pipe_symbol *sym)
 			     b->build_id);
 }
 
+/*
+ * The levels of a location into lines: with source lines, the functions
+ * inlined at `look` (innermost first) and the symbol's own function, each
+ * with its line; else the symbol alone.  Returns how many.
+ */
+static uint32_t levels(struct pp *s, uint32_t pid, uint64_t look,
+		       uint16_t misc, const char *name, bool named,
+		       struct pprof_line *lines)
+{
+	const struct pipe_srcline *sl = NULL;
+	uint32_t i, n = 0;
+
+	if (s->lines && named)
+		sl = s->host->srcline(s->ctx, pid, look, misc);
+	for (i = 0; sl && i < sl->nr && n < PPROF_LINES_MAX; i++) {
+		const struct pipe_src_frame *f = pipe_src_frame(sl, i);
+		bool own = i + 1 == sl->nr;
+
+		/* the last level is the symbol's: named as the report names
+		 * it */
+		lines[n].function = pprof_function(s->prof,
+			own ? name : f->function ? f->function : "[unknown]",
+			f->decl_file, f->decl_line);
+		lines[n].line = f->line;
+		n += lines[n].function != 0;
+	}
+	if (n > 0)
+		return n;
+	lines[0].function = pprof_function(s->prof, name, NULL, 0);
+	lines[0].line = 0;
+	return lines[0].function != 0;
+}
+
 /* The location of address `addr` of pid (looked up at `look`, one byte
  * back for return addresses), through the cache. */
 static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
@@ -301,9 +338,11 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 	struct loc_slot *c = &s->cache[(addr * 0x9e3779b97f4a7c15ULL ^ pid) >>
 				       48 & (CACHE_SLOTS - 1)];
 	struct pipe_symbol sym = PIPE_INIT(sym);
+	struct pprof_line lines[PPROF_LINES_MAX];
 	char buf[512];
 	const char *name;
-	uint64_t map, fn;
+	uint64_t map;
+	uint32_t n;
 
 	if (c->loc && c->addr == addr && c->pid == pid && c->gen == s->gen &&
 	    c->misc == misc)
@@ -326,8 +365,8 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 		name = buf;
 	}
 	map = mapping_of(s, &sym);
-	fn = pprof_function(s->prof, name, NULL);
-	c->loc = pprof_location(s->prof, map, addr, fn);
+	n = levels(s, pid, look, misc, name, name == sym.name, lines);
+	c->loc = pprof_location(s->prof, map, addr, lines, n);
 	c->addr = addr;
 	c->pid = pid;
 	c->gen = s->gen;

@@ -7,7 +7,9 @@
                                   set of functions at 0.1% and more
   pprof.py traces TRACES FOLDED   -traces stacks and counts (run with
                                   -sample_index=EVENT_samples) against
-                                  report:format=folded: equal
+                                  report:format=folded,inline=on: equal
+                                  (pprof's "NAME (inline)" is the
+                                  report's "NAME (inlined)")
 """
 import collections
 import re
@@ -42,6 +44,10 @@ def report(path, event):
     return shares
 
 
+def inlined(name):
+    return name[:-len(' (inline)')] + ' (inlined)' if name.endswith(' (inline)') else name
+
+
 def traces(path):
     out, comm, stack, val = collections.Counter(), None, [], 0
 
@@ -62,11 +68,11 @@ def traces(path):
             continue
         m = re.match(r'^\s{0,10}(\d+)\s{3}(.*)$', line)
         if m and not stack:
-            val, stack = int(m.group(1)), [m.group(2)]
+            val, stack = int(m.group(1)), [inlined(m.group(2))]
             continue
         m = re.match(r'^\s{13}(.*)$', line)
         if m and stack:
-            stack.append(m.group(1))
+            stack.append(inlined(m.group(1)))
     flush()
     return out
 
