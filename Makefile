@@ -45,9 +45,16 @@ have = $(shell printf '$(HASH)include <$(1)>\n' | \
 	$(CC) -E -x c - >/dev/null 2>&1 && echo y)
 
 # ---- core: build/pipe ------------------------------------------------------
+# debug files fetched from debuginfod servers, where libdebuginfod is there
+ifeq ($(call have,elfutils/debuginfod.h),y)
+CORE_CFLAGS += -DHAVE_DEBUGINFOD=1
+DEBUGINFOD_LIBS := -ldebuginfod
+else
+CORE_CFLAGS += -DHAVE_DEBUGINFOD=0
+endif
 CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
-CORE_LIBS := -ldw -lelf -lxxhash -liberty -ldl -lm -pthread
+CORE_LIBS := -ldw -lelf $(DEBUGINFOD_LIBS) -lxxhash -liberty -ldl -lm -pthread
 
 # ---- plugins: one .c file each ---------------------------------------------
 PLUGIN_SRCS := $(wildcard sources/*.c sinks/*.c plugins/*.c)

@@ -54,6 +54,12 @@ static const struct pipe_param symbolizer_table[] = {
 	  "demangle C++ and Rust names in this sink's symbols", NULL, 0, 0 },
 	{ "debug_dir", PIPE_PARAM_STR, 0, NULL,
 	  "another debug-file root, like /usr/lib/debug", NULL, 0, 0 },
+	{ "debuginfod", PIPE_PARAM_BOOL, 0, "on",
+	  "fetch missing debug files by build-id from the servers of "
+	  "DEBUGINFOD_URLS", NULL, 0, 0 },
+	{ "debuginfod_timeout", PIPE_PARAM_DURATION, 0, "30s",
+	  "the longest one debug file's transfer may take", NULL, 1000000,
+	  INT64_C(3600000000000) },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 

@@ -1270,6 +1270,14 @@ static int sym_opts_from_sinks(struct pipeline *pl,
 
 		if (!(s->p->flags & PIPE_PLUGIN_SYMBOLS))
 			continue;
+		/* off when any sink says so; the shortest time limit */
+		if (!args_int(s->ctx.args, "debuginfod"))
+			so->debuginfod = false;
+		if ((uint64_t)args_int(s->ctx.args, "debuginfod_timeout") <
+		    so->debuginfod_timeout_ns)
+			so->debuginfod_timeout_ns =
+				(uint64_t)args_int(s->ctx.args,
+						   "debuginfod_timeout");
 		dir = args_str(s->ctx.args, "debug_dir");
 		if (!dir)
 			continue;
@@ -1289,7 +1297,10 @@ static int sym_opts_from_sinks(struct pipeline *pl,
 
 static int start_sinks(struct pipeline *pl, struct pipe_err *err)
 {
-	struct symbolizer_opts so = { .demangle = true, .warn = sym_warn };
+	struct symbolizer_opts so = { .demangle = true, .warn = sym_warn,
+				      .debuginfod = true,
+				      .debuginfod_timeout_ns = UINT64_MAX,
+				      .interrupted = &pl->hr.interrupted };
 	uint32_t i;
 	int ret;
 

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dbgfetch.h"
 #include "decode.h"
 #include "elfsyms.h"
 #include "err.h"
@@ -93,6 +94,8 @@ struct symbolizer {
 	char kernel_id[2 * ELFSYMS_BUILD_ID_MAX + 1]; /* running kernel's */
 	struct unwind *unwind;           /* NULL until a stack is unwound */
 	char found_debug[PATH_MAX];      /* the last debug file try_debug took */
+	struct dbgfetch *fetch;          /* debuginfod client, or NULL */
+	bool fetch_tried;                /* fetch made (or not) once */
 	uint64_t chain[CHAIN_MAX];       /* the last joined call chain */
 };
 
@@ -176,6 +179,7 @@ void symbolizer_free(struct symbolizer *s)
 	}
 	threads_free(s->threads);
 	unwind_free(s->unwind);
+	dbgfetch_free(s->fetch);
 	symtab_free(s->kernel.syms);
 	free(s->kernel.name);
 	free(s->mods);
@@ -812,6 +816,33 @@ static bool find_debug(struct symbolizer *s, const char *path,
 	return false;
 }
 
+/*
+ * The debug file of build-id `id` from a debuginfod server (or the
+ * client's cache), when debuginfod is on and DEBUGINFOD_URLS is set.
+ */
+static bool fetch_debug(struct symbolizer *s, const uint8_t *id,
+			uint32_t id_len, struct elfsyms_info *info,
+			struct symtab **syms)
+{
+	struct dbgfetch_opts fo = { 0 };
+	char path[PATH_MAX];
+
+	if (!s->opts.debuginfod || id_len < 2)
+		return false;
+	if (!s->fetch_tried) {
+		s->fetch_tried = true;
+		fo.timeout_ns = s->opts.debuginfod_timeout_ns;
+		fo.interrupted = s->opts.interrupted;
+		fo.warn = s->opts.warn;
+		fo.opaque = s->opts.opaque;
+		if (dbgfetch_new(&s->fetch, &fo) < 0)
+			s->fetch = NULL;
+	}
+	if (dbgfetch_debuginfo(s->fetch, id, id_len, path, sizeof(path)) < 0)
+		return false;
+	return try_debug(s, path, id, id_len, info, syms);
+}
+
 static void load_elf(struct symbolizer *s, struct dso *d)
 {
 	struct elfsyms_info info, dinfo;
@@ -840,14 +871,17 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 		     info.build_id_len))
 		mismatch = true;
 	if (have_file && !mismatch) {
+		const uint8_t *id = info.build_id_len ? info.build_id
+						      : d->build_id;
+		uint32_t id_len = info.build_id_len ? info.build_id_len
+						    : d->build_id_len;
+
 		d->info = info;
 		/* stubs come from the file itself: debug files keep no PLT */
 		elfsyms_read_plt(path, &d->plt, &err);
-		if (!syms && find_debug(s, d->path, info.build_id_len ?
-					info.build_id : d->build_id,
-					info.build_id_len ? info.build_id_len
-							  : d->build_id_len,
-					info.debuglink, &dinfo, &dsyms)) {
+		if (!syms && (find_debug(s, d->path, id, id_len,
+					 info.debuglink, &dinfo, &dsyms) ||
+			      fetch_debug(s, id, id_len, &dinfo, &dsyms))) {
 			syms = dsyms;
 			d->debug_path = strdup(s->found_debug);
 		}
@@ -864,8 +898,9 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 	}
 	/* the file is gone or another build: look by the recorded id */
 	if (d->build_id_len &&
-	    find_debug(s, d->path, d->build_id, d->build_id_len, NULL,
-		       &dinfo, &dsyms)) {
+	    (find_debug(s, d->path, d->build_id, d->build_id_len, NULL,
+			&dinfo, &dsyms) ||
+	     fetch_debug(s, d->build_id, d->build_id_len, &dinfo, &dsyms))) {
 		symtab_free(syms);
 		d->info = dinfo;
 		d->syms = dsyms;
@@ -1076,8 +1111,9 @@ static void open_src(struct symbolizer *s, struct dso *d)
 	    srcline_new(&d->src, d->path) == 0)
 		return;
 	if (d->debug_path ||
-	    !find_debug(s, d->path, id, id_len, d->info.debuglink, &dinfo,
-			&dsyms))
+	    !(find_debug(s, d->path, id, id_len, d->info.debuglink, &dinfo,
+			 &dsyms) ||
+	      fetch_debug(s, id, id_len, &dinfo, &dsyms)))
 		return;
 	symtab_free(dsyms);
 	d->debug_path = strdup(s->found_debug);

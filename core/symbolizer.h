@@ -19,6 +19,10 @@ struct symbolizer_opts {
 	bool demangle;               /* C++/Rust names demangled */
 	const char *debug_dir;       /* extra debug-file root, or NULL */
 	const char *kallsyms;        /* NULL: /proc/kallsyms */
+	bool debuginfod;             /* fetch missing debug files by
+					build-id (DEBUGINFOD_URLS) */
+	uint64_t debuginfod_timeout_ns; /* one file's transfer, at most */
+	const volatile bool *interrupted; /* the run was interrupted, or NULL */
 	/* warnings (build-id mismatch, kernel differs): one line each */
 	void (*warn)(void *opaque, const char *line);
 	void *opaque;

@@ -5,6 +5,7 @@
 set -u
 pkgs=(gcc g++ make pkg-config binutils libc6-dev
       libzstd-dev liblzma-dev zlib1g-dev libelf-dev libdw-dev libxxhash-dev
+      libdebuginfod-dev debuginfod
       libiberty-dev python3 jq procps linux-perf util-linux zstd time
       libprotobuf-c-dev protobuf-c-compiler golang-go clang libclang-rt-14-dev)
 missing=()
