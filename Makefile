@@ -52,9 +52,16 @@ DEBUGINFOD_LIBS := -ldebuginfod
 else
 CORE_CFLAGS += -DHAVE_DEBUGINFOD=0
 endif
+# MiniDebugInfo (.gnu_debugdata) inflated where liblzma is there
+ifeq ($(call have,lzma.h),y)
+CORE_CFLAGS += -DHAVE_LZMA=1
+LZMA_LIBS := -llzma
+else
+CORE_CFLAGS += -DHAVE_LZMA=0
+endif
 CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
-CORE_LIBS := -ldw -lelf $(DEBUGINFOD_LIBS) -lxxhash -liberty -ldl -lm -pthread
+CORE_LIBS := -ldw -lelf $(DEBUGINFOD_LIBS) $(LZMA_LIBS) -lxxhash -liberty -ldl -lm -pthread
 
 # ---- plugins: one .c file each ---------------------------------------------
 PLUGIN_SRCS := $(wildcard sources/*.c sinks/*.c plugins/*.c)

@@ -24,6 +24,7 @@
 #include "err.h"
 #include "kcache.h"
 #include "meta.h"
+#include "minidebug.h"
 #include "srcline.h"
 #include "symbolizer.h"
 #include "symtab.h"
@@ -65,6 +66,7 @@ struct dso {
 	struct elfsyms_info info;        /* PT_LOADs of the file used */
 	struct symtab *syms;             /* NULL: none found */
 	struct symtab *plt;              /* NAME@plt stubs, or NULL */
+	struct symtab *mini;             /* .gnu_debugdata's, or NULL */
 	char *debug_path;                /* the debug file found, or NULL */
 	struct srcline *src;             /* its DWARF lines, or NULL */
 	bool src_tried;                  /* src looked for (once) */
@@ -158,6 +160,7 @@ static void dso_free(struct dso *d)
 	free(d->path);
 	symtab_free(d->syms);
 	symtab_free(d->plt);
+	symtab_free(d->mini);
 	srcline_free(d->src);
 	free(d->debug_path);
 	free(d);
@@ -884,10 +887,13 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 			      fetch_debug(s, id, id_len, &dinfo, &dsyms))) {
 			syms = dsyms;
 			d->debug_path = strdup(s->found_debug);
-		}
-		else if (!syms)
+		} else if (!syms) {
+			/* a stripped file: its MiniDebugInfo names the
+			 * functions .dynsym lacks */
+			minidebug_read(path, &d->mini, &err);
 			elfsyms_read(path, ELFSYMS_DYNSYM, &info, &syms,
 				     &err);
+		}
 		d->syms = syms;
 		if ((d->flags & PIPE_SYM_DELETED) && !d->build_id_len &&
 		    path == d->path)
@@ -956,6 +962,8 @@ static void fill(struct symbolizer *s, struct dso *d, uint64_t addr,
 	 * them */
 	if (d->plt && symtab_find(d->plt, addr, &idx))
 		t = d->plt;
+	else if (d->mini && symtab_find(d->mini, addr, &idx))
+		t = d->mini;
 	else if (d->syms && symtab_find(d->syms, addr, &idx))
 		t = d->syms;
 	else
