@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "fixtures.h"
 #include "harness.h"
 #include "minidebug.h"
 #include "symtab.h"
@@ -104,28 +105,21 @@ static void test_bad_files(void)
 
 int main(void)
 {
-	const char *top = getenv("TOP"), *build = getenv("BUILD");
 	char cmd[8192];
+	int ret;
 
-	if (!top || !build) {
-		printf("TOP and BUILD must be set (tests/run.sh sets them)\n");
-		return 77;
-	}
 	if (sh("xz --version >/dev/null 2>&1 && objcopy --version "
 	       ">/dev/null 2>&1") != 0) {
 		printf("SKIP: no xz or objcopy\n");
 		return 77;
 	}
-	snprintf(fx, sizeof(fx), "%s/tests/fixtures", build);
-	snprintf(work, sizeof(work), "%s/tests/minidebug.%d", build,
-		 (int)getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p '%s' '%s' && make -s -C '%s/tests/fixtures' "
-		 "OUT='%s' >/dev/null", fx, work, top, fx);
-	if (sh(cmd) != 0) {
-		printf("FAILED building fixtures: %s\n", cmd);
+	ret = fixtures_build(fx, sizeof(fx));
+	if (ret != 0)
+		return ret;
+	snprintf(work, sizeof(work), "%s/minidebug.%d", fx, (int)getpid());
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", work);
+	if (sh(cmd) != 0)
 		return 1;
-	}
 	test_fixture();
 	test_bad_files();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);

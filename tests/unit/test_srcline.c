@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fixtures.h"
 #include "harness.h"
 #include "srcline.h"
 
@@ -208,25 +209,15 @@ static void test_cxx_fixture(void)
 
 int main(void)
 {
-	const char *top = getenv("TOP"), *build = getenv("BUILD");
-	char cmd[8400];
+	int ret;
 
-	if (!top || !build) {
-		printf("TOP and BUILD must be set (tests/run.sh sets them)\n");
-		return 77;
-	}
 	if (system("addr2line --version >/dev/null 2>&1") != 0) {
 		printf("SKIP: no addr2line (binutils)\n");
 		return 77;
 	}
-	snprintf(fx, sizeof(fx), "%s/tests/fixtures", build);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p '%s' && make -s -C '%s/tests/fixtures' OUT='%s' "
-		 ">/dev/null", fx, top, fx);
-	if (system(cmd) != 0) {
-		printf("FAILED building fixtures: %s\n", cmd);
-		return 1;
-	}
+	ret = fixtures_build(fx, sizeof(fx));
+	if (ret != 0)
+		return ret;
 	test_inline_fixture();
 	test_cxx_fixture();
 	return test_result();

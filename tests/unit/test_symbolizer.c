@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "fixtures.h"
 #include "harness.h"
 #include "meta.h"
 #include "symbolizer.h"
@@ -968,21 +969,10 @@ static void test_random_records(void)
 
 int main(void)
 {
-	const char *top = getenv("TOP"), *build = getenv("BUILD");
-	char cmd[8400];
+	int ret = fixtures_build(fx, sizeof(fx));
 
-	if (!top || !build) {
-		printf("TOP and BUILD must be set (tests/run.sh sets them)\n");
-		return 77;
-	}
-	snprintf(fx, sizeof(fx), "%s/tests/fixtures", build);
-	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p '%s' && make -s -C '%s/tests/fixtures' OUT='%s' "
-		 ">/dev/null", fx, top, fx);
-	if (system(cmd) != 0) {
-		printf("FAILED building fixtures: %s\n", cmd);
-		return 1;
-	}
+	if (ret != 0)
+		return ret;
 	test_nopie_and_pie();
 	test_stripped_lib();
 	test_plt_and_aliases();
