@@ -10,6 +10,8 @@
                                   report:format=folded,inline=on: equal
                                   (pprof's "NAME (inline)" is the
                                   report's "NAME (inlined)")
+  pprof.py leaves TRACES          every -traces stack is one frame: one
+                                  location, its inlined levels apart
 """
 import collections
 import re
@@ -95,6 +97,14 @@ def main():
             if abs(a[f] - b[f]) > 0.1 + 1e-9:
                 bad.append('%s: pprof %.3f%%, report %.2f%%' % (f, a[f], b[f]))
         print('%d functions, top: %s' % (len(a), max(a, key=a.get)))
+    elif sys.argv[1] == 'leaves':
+        a = traces(sys.argv[2])
+        if not a:
+            sys.exit('no traces')
+        for k in a:
+            own = [f for f in k[1:] if not f.endswith(' (inlined)')]
+            if len(own) != 1:
+                bad.append('a stack of %d frames: %s' % (len(own), ';'.join(k)))
     else:
         a, b = traces(sys.argv[2]), folded(sys.argv[3])
         if not a:
