@@ -2,7 +2,8 @@
  * probe.c - a batch sink that touches every part of the ABI a sink can
  * touch: the metadata and its events table, decode_sample and
  * decode_sample_id into caller-sized structs, symbolize, thread_comm and
- * arguments.  The suite builds it against each kept header and runs it on
+ * arguments, and (built against 2.1 or later) srcline with its
+ * host-sized levels.  The suite builds it against each kept header and runs it on
  * the current host and on one whose structs grew: its output (a summary
  * of what it saw) must not change.
  */
@@ -20,6 +21,7 @@ struct probe {
 	uint64_t pid_sum, time_xor, period_sum, frames;
 	uint64_t resolved, name_hash;
 	uint64_t comm_hash;
+	uint64_t src_levels, src_hash; /* srcline (2.1) */
 };
 
 static const struct pipe_param probe_params[] = {
@@ -52,6 +54,33 @@ static void probe_close(void *state)
 	free(state);
 }
 
+#if PIPE_ABI_MINOR >= 1
+/* Every level of ip's source position, hashed. */
+static void probe_srcline(struct probe *p, const struct pipe_sample *s)
+{
+	const struct pipe_srcline *sl;
+	uint32_t i;
+
+	if (!PIPE_HOST_HAS(p->host, srcline))
+		return;
+	sl = p->host->srcline(p->ctx, s->pid, s->ip, s->misc);
+	for (i = 0; i < sl->nr; i++) {
+		const struct pipe_src_frame *f = pipe_src_frame(sl, i);
+
+		p->src_levels++;
+		p->src_hash = hash_str(p->src_hash, f->function);
+		p->src_hash = hash_str(p->src_hash, f->file);
+		p->src_hash = p->src_hash * 31 + f->line + f->inlined;
+	}
+}
+#else
+static void probe_srcline(struct probe *p, const struct pipe_sample *s)
+{
+	(void)p;
+	(void)s;
+}
+#endif
+
 static void probe_sample(struct probe *p, const struct pipe_record *r)
 {
 	struct pipe_sample s = PIPE_INIT(s);
@@ -73,6 +102,7 @@ static void probe_sample(struct probe *p, const struct pipe_record *r)
 		p->resolved++;
 		p->name_hash = hash_str(p->name_hash, sym.name);
 	}
+	probe_srcline(p, &s);
 }
 
 static int probe_consume(void *state, const struct pipe_batch *b)
@@ -112,6 +142,9 @@ static int probe_finish(void *state)
 	       ", comms %" PRIx64 "\n", p->samples, p->others, p->ids,
 	       p->pid_sum, p->time_xor, p->period_sum, p->frames, p->resolved,
 	       p->name_hash, p->comm_hash);
+	if (p->src_levels)
+		printf("source levels %" PRIu64 ", hash %" PRIx64 "\n",
+		       p->src_levels, p->src_hash);
 	return 0;
 }
 
