@@ -400,6 +400,10 @@ struct plt_secs {
 	GElf_Shdr sec;       /* .plt.sec (x86 with IBT): the called stubs */
 	GElf_Shdr rel;       /* .rela.plt or .rel.plt */
 	Elf_Scn *rel_scn;    /* NULL: none */
+	GElf_Shdr got;       /* .plt.got (x86): stubs through GLOB_DAT slots */
+	Elf_Scn *got_scn;    /* NULL: none */
+	GElf_Shdr dyn;       /* .rela.dyn */
+	Elf_Scn *dyn_scn;    /* NULL: none */
 	bool has_plt;
 	bool has_sec;
 };
@@ -459,6 +463,13 @@ static void plt_find(Elf *elf, struct plt_secs *ps)
 		} else if (strcmp(name, ".plt.sec") == 0) {
 			ps->sec = sh;
 			ps->has_sec = true;
+		} else if (strcmp(name, ".plt.got") == 0) {
+			ps->got = sh;
+			ps->got_scn = scn;
+		} else if (strcmp(name, ".rela.dyn") == 0 &&
+			   sh.sh_type == SHT_RELA) {
+			ps->dyn = sh;
+			ps->dyn_scn = scn;
 		} else if ((strcmp(name, ".rela.plt") == 0 &&
 			    sh.sh_type == SHT_RELA) ||
 			   (strcmp(name, ".rel.plt") == 0 &&
@@ -585,6 +596,76 @@ static int plt_add_all(const struct plt_names *pn, const struct plt_sym *ps,
 	return ret;
 }
 
+/* The index of the dynamic symbol whose R_X86_64_GLOB_DAT relocation
+ * fills GOT slot `slot`; 0: none. */
+static uint32_t glob_dat_sym(Elf_Data *rd, size_t nr, uint64_t slot)
+{
+	size_t i;
+
+	for (i = 0; i < nr; i++) {
+		GElf_Rela r;
+
+		if (gelf_getrela(rd, (int)i, &r) && r.r_offset == slot &&
+		    GELF_R_TYPE(r.r_info) == R_X86_64_GLOB_DAT)
+			return (uint32_t)GELF_R_SYM(r.r_info);
+	}
+	return 0;
+}
+
+/*
+ * The stubs of .plt.got (x86-64), appended to out: each entry (8 bytes,
+ * 16 with IBT) is a `jmp *SLOT(%rip)`, maybe after endbr64 and a bnd
+ * prefix, and the GLOB_DAT relocation of SLOT names it, as NAME@plt.
+ * Entries that decode otherwise are left out.  0 or -ENOMEM.
+ */
+static int pltgot_add(Elf *elf, const struct plt_secs *ps,
+		      struct plt_names *pn, struct plt_sym *out,
+		      size_t *nr_out)
+{
+	Elf_Data *code = elf_getdata(ps->got_scn, NULL);
+	Elf_Data *rd = elf_getdata(ps->dyn_scn, NULL), *syms = NULL;
+	uint64_t entry = ps->got.sh_entsize == 16 ? 16 : 8, off;
+	size_t nr_rel, strndx = 0;
+	Elf_Scn *symscn;
+	GElf_Shdr symsh;
+	int ret;
+
+	if (!code || !code->d_buf || !rd || ps->dyn.sh_entsize == 0)
+		return 0;
+	nr_rel = rd->d_size / ps->dyn.sh_entsize;
+	symscn = elf_getscn(elf, ps->dyn.sh_link);
+	if (!symscn || !gelf_getshdr(symscn, &symsh) ||
+	    symsh.sh_type != SHT_DYNSYM)
+		return 0;
+	syms = elf_getdata(symscn, NULL);
+	strndx = symsh.sh_link;
+	for (off = 0; off + entry <= code->d_size; off += entry) {
+		const uint8_t *p = (const uint8_t *)code->d_buf + off;
+		uint64_t k = 0, slot;
+		uint32_t sym;
+		int32_t disp;
+
+		if (memcmp(p, "\xf3\x0f\x1e\xfa", 4) == 0)
+			k = 4; /* endbr64 */
+		if (p[k] == 0xf2)
+			k++;   /* bnd */
+		if (k + 6 > entry || p[k] != 0xff || p[k + 1] != 0x25)
+			continue;
+		memcpy(&disp, p + k + 2, sizeof(disp));
+		slot = ps->got.sh_addr + off + k + 6 + (uint64_t)(int64_t)disp;
+		sym = glob_dat_sym(rd, nr_rel, slot);
+		if (sym == 0)
+			continue;
+		ret = plt_name(elf, syms, strndx, sym, ps->got.sh_offset + off,
+			       pn, &out[*nr_out].name);
+		if (ret < 0)
+			return ret;
+		out[*nr_out].addr = ps->got.sh_addr + off;
+		out[(*nr_out)++].size = entry;
+	}
+	return 0;
+}
+
 static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 		     struct symtab **plt, struct pipe_err *err)
 {
@@ -592,30 +673,40 @@ static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 	struct plt_names pn = { 0 };
 	struct plt_sym *out = NULL;
 	struct plt_rel *rels = NULL;
-	uint64_t header, entry, start;
+	uint64_t header = 0, entry = 0, start;
 	size_t i, nr_out = 0, strndx = 0;
 	Elf_Data *syms = NULL;
 	Elf_Scn *symscn;
 	GElf_Shdr symsh;
 	GElf_Ehdr eh;
-	long nr;
+	size_t nr_got = 0;
+	bool with_plt;
+	long nr = 0;
 	int ret = 0;
 
-	if (!gelf_getehdr(elf, &eh) ||
-	    !plt_sizes(eh.e_machine, area, &header, &entry))
+	if (!gelf_getehdr(elf, &eh))
 		return 0;
-	symscn = elf_getscn(elf, ps->rel.sh_link);
+	with_plt = ps->has_plt && ps->rel_scn && ps->plt.sh_size > 0 &&
+		   plt_sizes(eh.e_machine, area, &header, &entry);
+	if (eh.e_machine == EM_X86_64 && ps->got_scn && ps->dyn_scn)
+		nr_got = ps->got.sh_size / 8;
+	if (!with_plt && nr_got == 0)
+		return 0;
+	symscn = with_plt ? elf_getscn(elf, ps->rel.sh_link) : NULL;
 	if (symscn && gelf_getshdr(symscn, &symsh) &&
 	    (symsh.sh_type == SHT_DYNSYM || symsh.sh_type == SHT_SYMTAB)) {
 		syms = elf_getdata(symscn, NULL);
 		strndx = symsh.sh_link;
 	}
-	nr = plt_rels(ps, area->sh_size / entry, &rels);
-	out = malloc(((size_t)(nr > 0 ? nr : 0) + 1) * sizeof(*out));
+	if (with_plt)
+		nr = plt_rels(ps, area->sh_size / entry, &rels);
+	out = malloc(((size_t)(nr > 0 ? nr : 0) + 1 + nr_got) * sizeof(*out));
 	if (nr < 0 || !out) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	if (!with_plt)
+		goto got;
 	start = area->sh_addr;
 	/* a lazy .plt starts with a header, unless it holds exactly one
 	 * stub per relocation (bound at load time) */
@@ -643,6 +734,14 @@ static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 		out[nr_out].addr = addr;
 		out[nr_out++].size = entry;
 	}
+got:
+	if (nr_got > 0) {
+		ret = pltgot_add(elf, ps, &pn, out, &nr_out);
+		if (ret < 0)
+			goto out;
+	}
+	if (nr_out == 0)
+		goto out;
 	ret = plt_add_all(&pn, out, nr_out, plt, err);
 	if (ret < 0)
 		goto out_quiet;
@@ -670,8 +769,7 @@ int elfsyms_read_plt(const char *path, struct symtab **plt,
 		return ret;
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		plt_find(elf, &ps);
-		if (ps.has_plt && ps.rel_scn && ps.plt.sh_size > 0)
-			ret = plt_build(elf, &ps, path, plt, err);
+		ret = plt_build(elf, &ps, path, plt, err);
 	}
 	elf_end(elf);
 	close(fd);
