@@ -409,8 +409,10 @@ struct plt_secs {
 };
 
 struct plt_rel {
-	uint64_t got;  /* r_offset: the GOT slot, in stub order */
-	uint32_t sym;  /* index into the linked symbol table */
+	uint64_t got;    /* r_offset: the GOT slot, in stub order */
+	uint64_t ifunc;  /* IRELATIVE (RELA): the resolver's address, else 0 */
+	uint32_t sym;    /* index into the linked symbol table */
+	uint32_t pad;
 };
 
 /* Header and entry sizes of a PLT section, per machine (as perf). */
@@ -489,6 +491,13 @@ static int cmp_rel(const void *a, const void *b)
 	return 0;
 }
 
+static bool is_irelative(uint64_t info)
+{
+	/* the x86-64 and i386 numbers (perf names these stubs on x86) */
+	return GELF_R_TYPE(info) == R_X86_64_IRELATIVE ||
+	       GELF_R_TYPE(info) == R_386_IRELATIVE;
+}
+
 /*
  * The relocations, at most `max`, sorted by GOT slot (x86 puts IFUNC
  * relocations out of stub order), into *out (owned by the caller).
@@ -517,9 +526,12 @@ static long plt_rels(const struct plt_secs *ps, uint64_t max,
 
 		if (rela && gelf_getrela(d, (int)i, &ra)) {
 			r[n].got = ra.r_offset;
+			r[n].ifunc = is_irelative(ra.r_info) ?
+					     (uint64_t)ra.r_addend : 0;
 			r[n++].sym = (uint32_t)GELF_R_SYM(ra.r_info);
 		} else if (!rela && gelf_getrel(d, (int)i, &rl)) {
 			r[n].got = rl.r_offset;
+			r[n].ifunc = 0;
 			r[n++].sym = (uint32_t)GELF_R_SYM(rl.r_info);
 		}
 	}
@@ -537,9 +549,10 @@ struct plt_names {
 /* Append "NAME@plt" (or perf's "offset_0xOFF@plt" when the relocation
  * names nothing); *at gets its offset.  0 or -ENOMEM. */
 static int plt_name(Elf *elf, Elf_Data *syms, size_t strndx, uint32_t idx,
-		    uint64_t file_off, struct plt_names *pn, size_t *at)
+		    uint64_t file_off, const char *known, struct plt_names *pn,
+		    size_t *at)
 {
-	const char *name = NULL;
+	const char *name = known;
 	GElf_Sym sym;
 	int n;
 
@@ -552,7 +565,7 @@ static int plt_name(Elf *elf, Elf_Data *syms, size_t strndx, uint32_t idx,
 		pn->buf = b;
 		pn->cap = cap;
 	}
-	if (idx != 0 && syms && gelf_getsym(syms, (int)idx, &sym))
+	if (!name && idx != 0 && syms && gelf_getsym(syms, (int)idx, &sym))
 		name = elf_strptr(elf, strndx, sym.st_name);
 	if (name && *name)
 		n = snprintf(pn->buf + pn->len, PLT_NAME_MAX, "%s@plt", name);
@@ -594,6 +607,48 @@ static int plt_add_all(const struct plt_names *pn, const struct plt_sym *ps,
 		pipe_err_set(err, ret, "cannot allocate symbols");
 	symtab_builder_free(b);
 	return ret;
+}
+
+/*
+ * The name of the IFUNC symbol at `addr` (the resolver an IRELATIVE
+ * relocation calls), from .symtab, else .dynsym; NULL when none (the stub
+ * keeps perf's offset_0xOFF@plt).  Borrowed from elf.
+ */
+static const char *ifunc_name(Elf *elf, uint64_t addr)
+{
+	static const uint32_t types[2] = { SHT_SYMTAB, SHT_DYNSYM };
+	size_t t;
+
+	if (addr == 0)
+		return NULL;
+	for (t = 0; t < 2; t++) {
+		Elf_Scn *scn = NULL;
+
+		while ((scn = elf_nextscn(elf, scn)) != NULL) {
+			Elf_Data *d;
+			GElf_Shdr sh;
+			size_t i, nr;
+
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != types[t] ||
+			    sh.sh_entsize == 0)
+				continue;
+			d = elf_getdata(scn, NULL);
+			nr = d ? d->d_size / sh.sh_entsize : 0;
+			for (i = 0; i < nr; i++) {
+				GElf_Sym sym;
+				const char *n;
+
+				if (!gelf_getsym(d, (int)i, &sym) ||
+				    sym.st_value != addr ||
+				    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
+					continue;
+				n = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (n && *n)
+					return n;
+			}
+		}
+	}
+	return NULL;
 }
 
 /* The index of the dynamic symbol whose R_X86_64_GLOB_DAT relocation
@@ -657,7 +712,7 @@ static int pltgot_add(Elf *elf, const struct plt_secs *ps,
 		if (sym == 0)
 			continue;
 		ret = plt_name(elf, syms, strndx, sym, ps->got.sh_offset + off,
-			       pn, &out[*nr_out].name);
+			       NULL, pn, &out[*nr_out].name);
 		if (ret < 0)
 			return ret;
 		out[*nr_out].addr = ps->got.sh_addr + off;
@@ -713,7 +768,7 @@ static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 	if (!ps->has_sec && (uint64_t)nr * entry != ps->plt.sh_size)
 		start += header;
 	if (ps->has_sec || start != ps->plt.sh_addr) {
-		ret = plt_name(elf, NULL, 0, 0, 0, &pn, &out[0].name);
+		ret = plt_name(elf, NULL, 0, 0, 0, NULL, &pn, &out[0].name);
 		if (ret < 0)
 			goto out;
 		memcpy(pn.buf + out[0].name, ".plt", 5);
@@ -727,8 +782,10 @@ static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 		if (addr - area->sh_addr + entry > area->sh_size)
 			break;
 		ret = plt_name(elf, syms, strndx, rels[i].sym,
-			       area->sh_offset + (addr - area->sh_addr), &pn,
-			       &out[nr_out].name);
+			       area->sh_offset + (addr - area->sh_addr),
+			       rels[i].sym ? NULL : ifunc_name(elf,
+							       rels[i].ifunc),
+			       &pn, &out[nr_out].name);
 		if (ret < 0)
 			goto out;
 		out[nr_out].addr = addr;
