@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <libelf.h>
+
 struct pipe_err;
 struct symtab;
 
@@ -58,15 +60,12 @@ int elfsyms_read_mem(void *image, size_t size, const char *what,
 		     struct symtab **syms, struct pipe_err *err);
 
 /*
- * The PLT stubs of `path` as symbols named "NAME@plt", as perf synthesizes
- * them: one per .rela.plt (or .rel.plt) entry in GOT order, laid over
- * .plt.sec when there is one, else over .plt after its header; the header
- * itself is ".plt".  *plt is owned by the caller (symtab_free); NULL when
- * the file has no PLT (debug files keep none).  Returns 0 or negative
- * errno with err set.
+ * Open `path` read-only (trust_open: never hangs on a FIFO) and begin
+ * reading it as ELF: *elf may be NULL when it is not one.  The caller
+ * ends *elf (elf_end) and closes *fd.  0 or negative errno with err set.
  */
-int elfsyms_read_plt(const char *path, struct symtab **plt,
-		     struct pipe_err *err);
+int elfsyms_open(const char *path, int *fd, Elf **elf,
+		 struct pipe_err *err);
 
 /*
  * Address in the file's space of a file offset, by the PT_LOAD holding

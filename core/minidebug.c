@@ -7,14 +7,12 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elfsyms.h"
 #include "err.h"
 #include "minidebug.h"
 #include "symtab.h"
-#include "trust.h"
 
 #if HAVE_LZMA
 #include <lzma.h>
@@ -96,16 +94,13 @@ int minidebug_read(const char *path, struct symtab **syms,
 	Elf_Data *d;
 	uint8_t *image = NULL;
 	size_t len = 0;
-	struct stat st;
 	Elf *elf;
-	int fd, ret = 0;
+	int fd, ret;
 
 	*syms = NULL;
-	fd = trust_open(path, "cannot open", &st, err);
-	if (fd < 0)
-		return fd;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	ret = elfsyms_open(path, &fd, &elf, err);
+	if (ret < 0)
+		return ret;
 	d = elf && elf_kind(elf) == ELF_K_ELF ? find_section(elf) : NULL;
 	if (!d || !d->d_buf || d->d_size == 0)
 		goto out;

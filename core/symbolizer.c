@@ -20,6 +20,7 @@
 
 #include "dbgfetch.h"
 #include "decode.h"
+#include "elfplt.h"
 #include "elfsyms.h"
 #include "err.h"
 #include "kcache.h"
@@ -881,7 +882,7 @@ static void load_elf(struct symbolizer *s, struct dso *d)
 
 		d->info = info;
 		/* stubs come from the file itself: debug files keep no PLT */
-		elfsyms_read_plt(path, &d->plt, &err);
+		elfplt_read(path, &d->plt, &err);
 		if (!syms && (find_debug(s, d->path, id, id_len,
 					 info.debuglink, &dinfo, &dsyms) ||
 			      fetch_debug(s, id, id_len, &dinfo, &dsyms))) {

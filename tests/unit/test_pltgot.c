@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "elfsyms.h"
+#include "elfplt.h"
 #include "err.h"
 #include "fixtures.h"
 #include "harness.h"
@@ -32,7 +32,7 @@ static int check_binary(const char *name)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", fx, name);
-	CHECK(elfsyms_read_plt(path, &t, &err) == 0);
+	CHECK(elfplt_read(path, &t, &err) == 0);
 	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt.got '%s' 2>/dev/null",
 		 path);
 	f = popen(cmd, "r");
@@ -64,7 +64,7 @@ static void test_ifunc(void)
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/fx_ifunc", fx);
-	CHECK(elfsyms_read_plt(path, &t, &err) == 0 && t);
+	CHECK(elfplt_read(path, &t, &err) == 0 && t);
 	snprintf(cmd, sizeof(cmd), "objdump -d -j .plt '%s' 2>/dev/null",
 		 path);
 	f = popen(cmd, "r");
