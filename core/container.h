@@ -55,6 +55,7 @@ struct cw_opts {
 	bool async;                      /* encode on a worker thread */
 	bool drop_when_behind;           /* live: a full queue drops blocks */
 	size_t queue_bytes;              /* raw bytes queued, 0: 16 MiB */
+	uint64_t inline_ns;              /* cwriter_idle's budget, 0: 5 ms */
 };
 
 struct cw_stats {
@@ -66,6 +67,7 @@ struct cw_stats {
 	uint64_t dropped_records; /* in blocks dropped by a full queue */
 	uint64_t dropped_samples;
 	uint64_t dropped_blocks;
+	uint64_t inline_blocks;   /* encoded by the caller (cwriter_idle) */
 	uint64_t lost;            /* the file's lost count: PERF_RECORD_LOST
 				     sums kept, and what dropped blocks and
 				     cwriter_lost stand for */
@@ -83,11 +85,14 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		struct pipe_err *err);
 /*
- * Flush every stream whose pending records have waited flush_ns
- * (monotonic now): since the arrival time set when they came, or else
- * since the first tick that saw them.
+ * Flush every stream whose pending records will have waited flush_ns
+ * within early_ns of monotonic now: since the arrival time set when they
+ * came, or else since the first tick that saw them.  A caller that woke
+ * for other work gives an early_ns, so that its next sleep need not end
+ * for a flush.
  */
-int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
+int cwriter_tick(struct cwriter *w, uint64_t now_ns, uint64_t early_ns,
+		 struct pipe_err *err);
 /*
  * Records added from now on came after monotonic time mono_ns (the last
  * time the caller found its source empty), so their flush interval runs
@@ -95,7 +100,7 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err);
  */
 void cwriter_set_arrival(struct cwriter *w, uint64_t mono_ns);
 /* Monotonic ns at which cwriter_tick has a stream to flush or
- * cwriter_kick a queued block to hand over: 0 for now, UINT64_MAX for
+ * cwriter_idle a queued block to hand over: 0 for now, UINT64_MAX for
  * nothing pending. */
 uint64_t cwriter_next_tick(struct cwriter *w);
 /*
@@ -120,13 +125,15 @@ int cwriter_finish(struct cwriter *w, struct pipe_err *err);
  */
 int cwriter_cut(struct cwriter *w, struct pipe_err *err);
 /*
- * Live (drop_when_behind), blocks cut because they were full wait in the
- * queue until a MiB has gathered or the oldest has waited flush_ns/2, so
- * the worker wakes about once per MiB rather than once per block: the
- * caller calls this (monotonic now) before it sleeps, and sleeps no
- * longer than cwriter_next_tick.
+ * Live (drop_when_behind), queued blocks wait for the caller's next
+ * sleep: the caller calls this (monotonic now) before it sleeps, and
+ * sleeps no longer than cwriter_next_tick.  While a block takes less than
+ * a few milliseconds to encode (and no dictionary is trained), the caller
+ * encodes the queue here itself, a few milliseconds at most, so the
+ * worker need not wake: it wakes for what is left once a MiB has gathered
+ * or the oldest block has waited flush_ns/2, and for a backlog at once.
  */
-void cwriter_kick(struct cwriter *w, uint64_t now_ns);
+void cwriter_idle(struct cwriter *w, uint64_t now_ns);
 /* Have opts.flush called on the thread that writes, once the blocks
  * queued before it are written (now without a worker).  A failure comes
  * back from a later call, as the encoder's do. */

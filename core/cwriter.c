@@ -47,8 +47,11 @@
 
 /* raw bytes waiting for the encoder when opts.queue_bytes is 0 */
 #define CW_QUEUE_DEFAULT (16u << 20)
-/* live, full blocks wake the worker once this much waits, or flush/2 */
+/* live, queued blocks wake the worker once this much waits, or flush/2 */
 #define CW_KICK_BYTES (1u << 20)
+/* live, the caller encodes queued blocks itself before it sleeps for up
+ * to this long, while a block takes less (cwriter_idle) */
+#define CW_INLINE_NS UINT64_C(5000000)
 /* done jobs kept with their buffers for reuse */
 #define CW_SPARE_MAX 8
 
@@ -165,8 +168,10 @@ struct cwriter {
 	struct cw_job *spare;         /* done jobs, buffers kept */
 	uint32_t nr_spare;
 	size_t queued;                /* raw bytes of queued DATA jobs */
-	bool lazy;                    /* the block being cut is merely full */
 	bool asleep_ok;               /* queued jobs may wait for a kick */
+	bool running;                 /* a job is being run (by either side) */
+	uint64_t job_ns;              /* CPU ns of the last DATA job, or
+					 UINT64_MAX: none yet */
 	int enc_ret;                  /* first encoder failure, 0: none */
 	struct pipe_err enc_err;      /* its message */
 };
@@ -692,6 +697,42 @@ static void cw_job_put_locked(struct cwriter *w, struct cw_job *j)
 	free(j);
 }
 
+static uint64_t cw_clock(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Run the job taken off the queue, with mu held on entry and return; one
+ * job runs at a time, by the worker or by the caller in cwriter_idle. */
+static void cw_run_locked(struct cwriter *w, struct cw_job *j)
+{
+	struct pipe_err e;
+	uint64_t t;
+	int ret;
+
+	w->running = true;
+	pthread_mutex_unlock(&w->mu);
+	t = cw_clock(CLOCK_THREAD_CPUTIME_ID);
+	/* after a failure the rest is dropped: the caller stops */
+	ret = w->enc_ret ? 0 : cw_run_job(w, j, &e);
+	t = cw_clock(CLOCK_THREAD_CPUTIME_ID) - t;
+	pthread_mutex_lock(&w->mu);
+	w->running = false;
+	if (j->kind == CW_JOB_DATA) {
+		w->queued -= j->len;
+		w->job_ns = t;
+	}
+	if (ret < 0 && !w->enc_ret) {
+		w->enc_err = e;
+		w->enc_ret = ret;
+	}
+	cw_job_put_locked(w, j);
+	pthread_cond_broadcast(&w->room);
+}
+
 static void *cw_worker(void *arg)
 {
 	struct cwriter *w = arg;
@@ -702,14 +743,18 @@ static void *cw_worker(void *arg)
 	crash_thread_begin(); /* a codec's stack overflow is reported too */
 	pthread_mutex_lock(&w->mu);
 	for (;;) {
-		while (!w->head && !w->quit && !w->flush_req)
+		/* the caller may be running a job itself (cwriter_idle) */
+		while (w->running ||
+		       (!w->head && !w->quit && !w->flush_req))
 			pthread_cond_wait(&w->work, &w->mu);
 		j = w->head;
 		if (!j && w->flush_req) {
 			w->flush_req = false;
+			w->running = true;
 			pthread_mutex_unlock(&w->mu);
 			ret = w->enc_ret ? 0 : w->opts.flush(w->opts.opaque, &e);
 			pthread_mutex_lock(&w->mu);
+			w->running = false;
 			if (ret < 0 && !w->enc_ret) {
 				w->enc_err = e;
 				w->enc_ret = ret;
@@ -723,18 +768,7 @@ static void *cw_worker(void *arg)
 			w->tail = NULL;
 			w->asleep_ok = false;
 		}
-		pthread_mutex_unlock(&w->mu);
-		/* after a failure the rest is dropped: the caller stops */
-		ret = w->enc_ret ? 0 : cw_run_job(w, j, &e);
-		pthread_mutex_lock(&w->mu);
-		if (j->kind == CW_JOB_DATA)
-			w->queued -= j->len;
-		if (ret < 0 && !w->enc_ret) {
-			w->enc_err = e;
-			w->enc_ret = ret;
-		}
-		cw_job_put_locked(w, j);
-		pthread_cond_broadcast(&w->room);
+		cw_run_locked(w, j);
 	}
 	pthread_mutex_unlock(&w->mu);
 	crash_thread_end();
@@ -829,12 +863,11 @@ static int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	w->tail = j;
 	if (data)
 		w->queued += j->len;
-	/* live, full blocks wait for cwriter_kick, so the worker wakes
-	 * about once per MiB rather than once per block; a block cut by
-	 * flush=, a backlog, or anyone but a live recording wakes it now */
+	/* live, blocks wait for cwriter_idle, which encodes them or wakes
+	 * the worker for them; a backlog, or anyone but a live recording,
+	 * wakes it now */
 	j->queued_at = w->arrival_ns;
-	if (!w->opts.drop_when_behind || !w->lazy || !data ||
-	    w->queued >= CW_KICK_BYTES || w->queued > limit / 4)
+	if (!w->opts.drop_when_behind || w->queued > limit / 4)
 		pthread_cond_signal(&w->work);
 	else
 		w->asleep_ok = true;
@@ -979,9 +1012,7 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 	if (ret < 0)
 		return ret;
 	if (s->len && s->len + h->size > w->opts.block_size) {
-		w->lazy = true;
 		ret = cw_flush_stream(w, s, err);
-		w->lazy = false;
 		if (ret < 0)
 			return ret;
 	}
@@ -1204,7 +1235,8 @@ uint64_t cwriter_next_tick(struct cwriter *w)
 	return next;
 }
 
-int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)
+int cwriter_tick(struct cwriter *w, uint64_t now_ns, uint64_t early_ns,
+		 struct pipe_err *err)
 {
 	uint32_t i;
 	int ret;
@@ -1218,7 +1250,7 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, struct pipe_err *err)
 			continue;
 		if (!s->pending_since)
 			s->pending_since = now_ns ? now_ns : 1;
-		if (now_ns - s->pending_since < w->opts.flush_ns &&
+		if (now_ns + early_ns - s->pending_since < w->opts.flush_ns &&
 		    now_ns >= s->pending_since)
 			continue;
 		ret = cw_flush_stream(w, s, err);
@@ -1353,13 +1385,32 @@ int cwriter_flush_output(struct cwriter *w, struct pipe_err *err)
 	return 0;
 }
 
-void cwriter_kick(struct cwriter *w, uint64_t now_ns)
+void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 {
+	uint64_t t0;
+
 	if (!w->thread_on)
 		return;
+	t0 = cw_clock(CLOCK_MONOTONIC);
 	pthread_mutex_lock(&w->mu);
-	if (w->head && (w->queued >= CW_KICK_BYTES ||
-			cw_kick_due_locked(w) <= now_ns)) {
+	/* a training takes seconds: it stays on the worker */
+	while (w->head && !w->running && !w->enc_ret &&
+	       w->opts.dict_mode == CW_DICT_OFF &&
+	       w->job_ns < w->opts.inline_ns &&
+	       cw_clock(CLOCK_MONOTONIC) - t0 < w->opts.inline_ns) {
+		struct cw_job *j = w->head;
+
+		w->head = j->next;
+		if (!w->head)
+			w->tail = NULL;
+		w->st.inline_blocks += j->kind == CW_JOB_DATA;
+		cw_run_locked(w, j);
+	}
+	if (!w->head)
+		w->asleep_ok = false;
+	if ((w->head && !w->running &&
+	     (w->queued >= CW_KICK_BYTES || cw_kick_due_locked(w) <= now_ns)) ||
+	    w->flush_req) {
 		pthread_cond_signal(&w->work);
 		w->asleep_ok = false;
 	}
@@ -1577,11 +1628,14 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 	w->nr_streams = meta_view(meta) && meta_view(meta)->nr_streams ?
 			meta_view(meta)->nr_streams : META_MAX_STREAMS;
 	w->horizon_cap = UINT64_MAX;
+	w->job_ns = UINT64_MAX;
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->work, NULL);
 	pthread_cond_init(&w->room, NULL);
 	if (!w->opts.queue_bytes)
 		w->opts.queue_bytes = CW_QUEUE_DEFAULT;
+	if (!w->opts.inline_ns)
+		w->opts.inline_ns = CW_INLINE_NS;
 	if (opts->transform) {
 		ret = transform_new(&w->tf, meta, err);
 		if (ret < 0)

@@ -1059,11 +1059,12 @@ static int flush_sinks(struct pipeline *pl, struct pipe_err *err)
 		pthread_mutex_unlock(&pl->sq->mu);
 	}
 	for (i = 0; i < pl->nr_sinks; i++) {
-		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
-			continue;
+		/* (their `failed` is the other thread's to read) */
 		if (pl->writer && (pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES))
 			continue;
 		if (pl->sq && !(pl->sinks[i]->p->flags & PIPE_PLUGIN_BYTES))
+			continue;
+		if (!pl->sinks[i]->started || pl->sinks[i]->failed)
 			continue;
 		ret = inst_flush(pl->sinks[i], err);
 		if (ret < 0)
@@ -1078,8 +1079,7 @@ static bool sink_flushes(const struct pipeline *pl)
 	uint32_t i;
 
 	for (i = 0; i < pl->nr_sinks; i++)
-		if (pl->sinks[i]->p->flush && pl->sinks[i]->started &&
-		    !pl->sinks[i]->failed)
+		if (pl->sinks[i]->p->flush && pl->sinks[i]->started)
 			return true;
 	return false;
 }
@@ -1101,7 +1101,7 @@ static int wait_timeout(struct pipeline *pl)
 		      (uint64_t)args_int(pl->codec->ctx.args, "flush") :
 		      1000000000u);
 	if (pl->writer) {
-		cwriter_kick(pl->writer, now);
+		cwriter_idle(pl->writer, now);
 		cwriter_set_arrival(pl->writer, now);
 		w = cwriter_next_tick(pl->writer);
 		if (w < next)
@@ -1143,7 +1143,10 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 	}
 	status_update(pl);
 	if (pl->writer) {
-		ret = cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC), err);
+		/* awake anyway: flush what would soon end a sleep */
+		ret = cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC),
+				   (uint64_t)args_int(pl->codec->ctx.args,
+						      "flush") / 2, err);
 		if (ret < 0)
 			return ret;
 	}

@@ -996,11 +996,11 @@ static void test_flush_tick_and_index(void)
 	b.flags = 0;
 	CHECK(cwriter_add(w, &b, &err) == 0);
 	before = f.len;
-	CHECK(cwriter_tick(w, 5000000000, &err) == 0);
+	CHECK(cwriter_tick(w, 5000000000, 0, &err) == 0);
 	CHECK(f.len == before);   /* first sight of the pending data */
-	CHECK(cwriter_tick(w, 5500000000, &err) == 0);
+	CHECK(cwriter_tick(w, 5500000000, 0, &err) == 0);
 	CHECK(f.len == before);   /* not quiet long enough */
-	CHECK(cwriter_tick(w, 6000000000, &err) == 0);
+	CHECK(cwriter_tick(w, 6000000000, 0, &err) == 0);
 	CHECK(f.len > before);    /* flushed within flush_ns */
 	CHECK(cwriter_lost(w, 2, 1234, &err) == 0);
 	CHECK(cwriter_finish(w, &err) == 0);
@@ -1626,12 +1626,81 @@ static void test_encoder_queue(bool drop)
 	meta_free(meta);
 }
 
+/*
+ * Live, blocks wait for the caller's idle moments: the first ones go to
+ * the worker (their cost is not known yet), and once a block is known to
+ * encode fast the caller encodes the queue itself, in file order with
+ * what the worker wrote, so the worker need not wake.
+ */
+static void test_encoder_idle(void)
+{
+	struct meta *meta = make_meta();
+	struct cw_opts o = {
+		.codec = &xor_codec,
+		.codec_name = "xor",
+		.block_size = 4096,
+		.flush_ns = 1000000000,
+		.write = mem_write,
+		.async = true,
+		.drop_when_behind = true,
+		/* a budget no sanitizer's slowness reaches */
+		.inline_ns = UINT64_C(10000000000),
+	};
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct mem f = { 0 };
+	struct pipe_batch b = { 0 };
+	struct cw_stats ws, prev = { 0 };
+	struct result res;
+	struct gen g;
+	size_t i;
+	int waits;
+
+	o.opaque = &f;
+	gen_records(&g, 3000, 0);
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	for (i = 0; i < g.nr; i += 50) {
+		b.recs = g.recs + i;
+		b.nr = g.nr - i < 50 ? g.nr - i : 50;
+		CHECK(cwriter_add(w, &b, &err) == 0);
+		/* due long ago: what is not encoded here wakes the worker */
+		cwriter_idle(w, UINT64_MAX / 2);
+		if (i != 500)
+			continue;
+		/* let the worker write the first blocks and time them */
+		for (waits = 0; waits < 5000; waits++) {
+			cwriter_stats(w, &ws);
+			if (ws.blocks && ws.blocks == prev.blocks)
+				break;
+			prev = ws;
+			usleep(1000);
+		}
+	}
+	cwriter_stats(w, &ws);
+	CHECK(ws.inline_blocks > 0);
+	CHECK(cwriter_finish(w, &err) == 0);
+	cwriter_stats(w, &ws);
+	cwriter_free(w);
+	CHECK(ws.records == g.nr);
+	CHECK(ws.dropped_blocks == 0);
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr);
+	CHECK(res.ordered);
+	CHECK(res.reports == 0);
+	CHECK(ws.stored_bytes == f.len);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
 /* The tests that run threads: the writer's encoder thread, and the
  * reads again on four decoding threads. */
 static void test_threaded(void)
 {
 	test_encoder_queue(false);
 	test_encoder_queue(true);
+	test_encoder_idle();
 	read_threads = 4;
 	test_round_trip(NULL, false);
 	test_round_trip(&xor_codec, true);
