@@ -34,8 +34,8 @@ SANFLAGS += -fsanitize=fuzzer-no-link \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 endif
 BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
-CORE_CFLAGS := $(BASE_CFLAGS) -Icore -include core/banned.h -pthread
-PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -Iformats -include core/banned.h \
+CORE_CFLAGS := $(BASE_CFLAGS) -Icore -Ilib -include core/banned.h -pthread
+PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -Ilib -Iformats -include core/banned.h \
 	-fPIC -fvisibility=hidden
 
 HASH := \#
@@ -59,7 +59,8 @@ LZMA_LIBS := -llzma
 else
 CORE_CFLAGS += -DHAVE_LZMA=0
 endif
-CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c))
+# lib/: helpers the core shares with plugins, which link their own copy
+CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c)) $(wildcard lib/*.c)
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_LIBS := -ldw -lelf $(DEBUGINFOD_LIBS) $(LZMA_LIBS) -lxxhash -liberty -ldl -lm -pthread
 
@@ -72,7 +73,9 @@ LIBS_src_synth := -lelf
 NEED_codec_zlib := zlib.h
 NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h
-# plugins made of several files: their format code under formats/
+# plugins made of several files: their format code under formats/, the
+# helpers of lib/ they use
+EXTRA_sink_json := lib/jsonw.c
 EXTRA_src_perfdata := formats/pdread.c
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
@@ -136,6 +139,9 @@ $(BUILD)/pipe: $(BUILD)/obj/core/pipe.o $(CORE_OBJS)
 $(BUILD)/obj/core/%.o: core/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+$(BUILD)/obj/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/plugins/%.o: sources/%.c
 	@mkdir -p $(dir $@)
@@ -150,6 +156,10 @@ $(BUILD)/obj/plugins/%.o: plugins/%.c
 $(BUILD)/obj/formats/%.o: formats/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+# lib/ again, as plugins compile it
+$(BUILD)/obj/plugins/lib/%.o: lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
 
 # code generated from a schema under formats/
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: formats/%.proto
@@ -165,8 +175,10 @@ $(BUILD)/plugins/%.so: $(BUILD)/obj/plugins/%.o
 	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $^ $(LDFLAGS) $(LIBS_$*)
 
 .PRECIOUS: $(BUILD)/obj/plugins/%.o $(BUILD)/obj/formats/%.o \
+	$(BUILD)/obj/plugins/lib/%.o \
 	$(BUILD)/obj/gen/%.o $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h
-extra_objs = $(patsubst formats/%.c,$(BUILD)/obj/formats/%.o,$(EXTRA_$(1))) $(GEN_$(1))
+extra_objs = $(patsubst lib/%.c,$(BUILD)/obj/plugins/lib/%.o,$(patsubst \
+	formats/%.c,$(BUILD)/obj/formats/%.o,$(EXTRA_$(1)))) $(GEN_$(1))
 $(foreach p,$(basename $(notdir $(PLUGIN_SRCS))),$(if $(EXTRA_$(p)),\
 	$(eval $(BUILD)/plugins/$(p).so: $(call extra_objs,$(p)))))
 
@@ -211,7 +223,7 @@ $(BUILD)/tests/abi/$(1)/$(basename $(notdir $(2))).so: $(2) tests/abi/$(1)/pipe_
 endef
 $(foreach a,$(KEPT_ABIS),$(foreach s,$(KEPT_SRCS),$(eval $(call kept_rule,$(a),$(s)))))
 
-$(BUILD)/grown/obj/core/%.o: core/%.c
+$(BUILD)/grown/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -DPIPE_TEST_ABI_GROW \
 		-Wno-missing-field-initializers -c -o $@ $<

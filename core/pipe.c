@@ -16,6 +16,7 @@
 #include "conf.h"
 #include "err.h"
 #include "hostopts.h"
+#include "jsonw.h"
 #include "loader.h"
 #include "meta.h"
 #include "params.h"
@@ -299,22 +300,6 @@ static int cmd_help(const struct conf *conf, const char *name)
 	return bad ? 1 : 0;
 }
 
-static void json_str(const char *s)
-{
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 struct kv {
 	const char *key;
 	char val[512];
@@ -384,12 +369,12 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 		}
 		if (i)
 			putchar(',');
-		json_str(kv[i].key);
+		jsonw_fputs(stdout, kv[i].key);
 		putchar(':');
 		if (kv[i].number)
 			fputs(kv[i].val, stdout);
 		else
-			json_str(kv[i].val);
+			jsonw_fputs(stdout, kv[i].val);
 	}
 	if (json)
 		printf("}\n");

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jsonw.h"
 #include "pipe_plugin.h"
 
 #define JSON_BUF_SIZE (256 * 1024) /* output buffer, flushed when full */
@@ -258,131 +259,21 @@ static void jout_hex(struct jout *o, uint64_t v)
 		end[-1] = digits[v & 15];
 }
 
-/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	unsigned char c = s[0];
-	unsigned char lo = 0x80, hi = 0xbf;
-	size_t len, i;
-
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;          /* overlong */
-	else if (c == 0xed)
-		hi = 0x9f;          /* surrogates */
-	else if (c == 0xf0)
-		lo = 0x90;          /* overlong */
-	else if (c == 0xf4)
-		hi = 0x8f;          /* above U+10FFFF */
-	if (n < len || s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < len; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return len;
-}
-
-/* Write one byte of s that needs escaping (or an invalid UTF-8 byte) to
- * p; returns the bytes written (at most 6). */
-static size_t escape_byte(char *p, unsigned char c)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	if (c >= 0x80) {
-		memcpy(p, "\xef\xbf\xbd", 3);
-		return 3;
-	}
-	p[0] = '\\';
-	switch (c) {
-	case '"':
-	case '\\':
-		p[1] = (char)c;
-		return 2;
-	case '\n':
-		p[1] = 'n';
-		return 2;
-	case '\t':
-		p[1] = 't';
-		return 2;
-	case '\r':
-		p[1] = 'r';
-		return 2;
-	case '\b':
-		p[1] = 'b';
-		return 2;
-	case '\f':
-		p[1] = 'f';
-		return 2;
-	default:
-		memcpy(p + 1, "u00", 3);
-		p[4] = hex[c >> 4];
-		p[5] = hex[c & 15];
-		return 6;
-	}
-}
-
-/* Up to `len` bytes of s as string content into p (room for 6 * len);
- * returns the bytes written, *used the bytes of s consumed. */
-static size_t str_chunk(char *p, const unsigned char *s, size_t len,
-			size_t *used)
-{
-	char *start = p;
-	size_t i = 0;
-
-	while (i < len) {
-		unsigned char c = s[i];
-		size_t n;
-
-		if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-			*p++ = (char)c;
-			i++;
-			continue;
-		}
-		if (c >= 0x80) {
-			n = utf8_len(s + i, len - i);
-			if (n) {
-				memcpy(p, s + i, n);
-				p += n;
-				i += n;
-				continue;
-			}
-		}
-		p += escape_byte(p, c);
-		i++;
-	}
-	*used = i;
-	return (size_t)(p - start);
-}
-
-#define JSON_STR_CHUNK 1024 /* string bytes escaped per reservation */
-
-/* A JSON string with quotes: escapes, and U+FFFD for each byte that does
- * not start a valid UTF-8 sequence.  NULL writes "". */
+/* A JSON string with quotes (see jsonw.h).  NULL writes "". */
 static void jout_str(struct jout *o, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-	size_t left = strlen((const char *)s);
+	const char *s = str ? str : "";
+	size_t left = strlen(s);
 	char *p;
 
 	p = jout_reserve(o, 1);
 	*p = '"';
 	o->len++;
 	while (left > 0) {
-		size_t n = left < JSON_STR_CHUNK ? left : JSON_STR_CHUNK, used;
+		size_t n = left < JSONW_CHUNK ? left : JSONW_CHUNK, used;
 
-		/* never split a UTF-8 sequence between chunks */
-		while (n < left && n > JSON_STR_CHUNK - 4 &&
-		       (s[n] & 0xc0) == 0x80)
-			n--;
-		p = jout_reserve(o, 6 * n);
-		o->len += str_chunk(p, s, n, &used);
+		p = jout_reserve(o, JSONW_OUT_MAX(n));
+		o->len += jsonw_chunk(p, s, left, &used);
 		s += used;
 		left -= used;
 	}
