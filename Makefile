@@ -34,9 +34,14 @@ SANFLAGS += -fsanitize=fuzzer-no-link \
 	-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 endif
 BASE_CFLAGS := $(WARN) -D_GNU_SOURCE $(SANFLAGS) -MMD -MP
-CORE_CFLAGS := $(BASE_CFLAGS) -Icore -Ilib -include core/banned.h -pthread
-PLUGIN_CFLAGS := $(BASE_CFLAGS) -Icore -Ilib -Iformats -include core/banned.h \
-	-fPIC -fvisibility=hidden
+# the folders of build/pipe, each included by the file name of its
+# headers (docs/architecture.md: what each may use); plugins see the
+# installed header, lib/ and formats/ only
+CORE_DIRS := lib record symbolizer core container bus cmd
+CORE_CFLAGS := $(BASE_CFLAGS) -Iinclude/pipe $(CORE_DIRS:%=-I%) \
+	-include lib/banned.h -pthread
+PLUGIN_CFLAGS := $(BASE_CFLAGS) -Iinclude/pipe -Ilib -Iformats \
+	-include lib/banned.h -fPIC -fvisibility=hidden
 
 HASH := \#
 # a library is there when its header is (Debian's -dev packages ship both);
@@ -60,12 +65,26 @@ else
 CORE_CFLAGS += -DHAVE_LZMA=0
 endif
 # lib/: helpers the core shares with plugins, which link their own copy
-CORE_SRCS := $(filter-out core/pipe.c,$(wildcard core/*.c)) $(wildcard lib/*.c)
+CORE_SRCS := $(filter-out cmd/pipe.c,$(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c)))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
 CORE_LIBS := -ldw -lelf $(DEBUGINFOD_LIBS) $(LZMA_LIBS) -lxxhash -liberty -ldl -lm -pthread
 
-# ---- plugins: one .c file each ---------------------------------------------
-PLUGIN_SRCS := $(wildcard sources/*.c sinks/*.c plugins/*.c)
+# ---- plugins ------------------------------------------------------------------
+# A plugin is one file (sources/src_NAME.c, codecs/codec_NAME.c,
+# sinks/sink_NAME.c) or the files of one folder (sources/NAME/ makes
+# src_NAME, codecs/NAME/ codec_NAME, sinks/NAME/ sink_NAME).
+PLUGIN_FILES := $(wildcard sources/*.c sinks/*.c codecs/*.c)
+PLUGIN_FOLDERS := $(sort $(patsubst %/,%,$(dir $(wildcard sources/*/*.c \
+	sinks/*/*.c codecs/*/*.c))))
+prefix_sources := src_
+prefix_sinks := sink_
+prefix_codecs := codec_
+folder_name = $(prefix_$(patsubst %/,%,$(dir $(1))))$(notdir $(1))
+$(foreach f,$(PLUGIN_FILES),$(eval SRCS_$(basename $(notdir $(f))) := $(f)))
+$(foreach d,$(PLUGIN_FOLDERS),$(eval SRCS_$(call folder_name,$(d)) := \
+	$(wildcard $(d)/*.c)))
+PLUGIN_NAMES := $(basename $(notdir $(PLUGIN_FILES))) \
+	$(foreach d,$(PLUGIN_FOLDERS),$(call folder_name,$(d)))
 LIBS_codec_zlib := -lz
 LIBS_codec_lzma := -llzma
 LIBS_codec_zstd := -lzstd
@@ -73,8 +92,7 @@ LIBS_src_synth := -lelf
 NEED_codec_zlib := zlib.h
 NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h
-# plugins made of several files: their format code under formats/, the
-# helpers of lib/ they use
+# files a plugin shares: format code under formats/, the helpers of lib/
 EXTRA_sink_json := lib/jsonw.c
 EXTRA_src_perfdata := formats/pdread.c
 LIBS_src_perfdata := -lzstd
@@ -91,8 +109,11 @@ TOOL_sink_pprof := protoc-c
 # a plugin whose library is missing is skipped with a message
 tool_ok = $(if $(TOOL_$(1)),$(shell command -v $(TOOL_$(1)) >/dev/null && echo y),y)
 plugin_ok = $(and $(if $(NEED_$(1)),$(call have,$(NEED_$(1)),$(LIBS_$(1))),y),$(call tool_ok,$(1)))
-PLUGINS := $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),$(BUILD)/plugins/$(basename $(notdir $(s))).so))
-SKIPPED := $(strip $(foreach s,$(PLUGIN_SRCS),$(if $(call plugin_ok,$(basename $(notdir $(s)))),,$(basename $(notdir $(s))))))
+PLUGINS := $(foreach n,$(PLUGIN_NAMES),$(if $(call plugin_ok,$(n)),$(BUILD)/plugins/$(n).so))
+SKIPPED := $(strip $(foreach n,$(PLUGIN_NAMES),$(if $(call plugin_ok,$(n)),,$(n))))
+# a plugin's objects: build/obj/plugins/ mirrors the tree
+plugin_objs = $(patsubst %.c,$(BUILD)/obj/plugins/%.o,$(SRCS_$(1)) \
+	$(EXTRA_$(1))) $(GEN_$(1))
 
 # ---- tests --------------------------------------------------------------------
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -109,7 +130,7 @@ EXAMPLES := $(foreach s,$(EXAMPLE_SRCS),$(BUILD)/examples/$(basename $(notdir $(
 KEPT_ABIS := $(notdir $(wildcard tests/abi/[0-9]*))
 KEPT_SRCS := $(EXAMPLE_SRCS) tests/abi/probe.c
 KEPT_PLUGINS := $(foreach a,$(KEPT_ABIS),$(foreach s,$(KEPT_SRCS),$(BUILD)/tests/abi/$(a)/$(basename $(notdir $(s))).so))
-GROWN_OBJS := $(CORE_SRCS:%.c=$(BUILD)/grown/obj/%.o) $(BUILD)/grown/obj/core/pipe.o
+GROWN_OBJS := $(CORE_SRCS:%.c=$(BUILD)/grown/obj/%.o) $(BUILD)/grown/obj/cmd/pipe.o
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 # fuzzing harnesses: with driver.c in every build (the smoke run of make
 # test), with libFuzzer in a FUZZER=1 build; one per built codec
@@ -133,33 +154,20 @@ all: $(BUILD)/pipe plugins $(BUILD)/plugins.conf
 
 plugins: $(PLUGINS)
 
-$(BUILD)/pipe: $(BUILD)/obj/core/pipe.o $(CORE_OBJS)
+$(BUILD)/pipe: $(BUILD)/obj/cmd/pipe.o $(CORE_OBJS)
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/obj/core/%.o: core/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
-$(BUILD)/obj/lib/%.o: lib/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(CORE_CFLAGS) -c -o $@ $<
+define core_rule
+$(BUILD)/obj/$(1)/%.o: $(1)/%.c
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(CFLAGS) $$(CORE_CFLAGS) -c -o $$@ $$<
+endef
+$(foreach d,$(CORE_DIRS),$(eval $(call core_rule,$(d))))
 
-$(BUILD)/obj/plugins/%.o: sources/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
-$(BUILD)/obj/plugins/%.o: sinks/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
-$(BUILD)/obj/plugins/%.o: plugins/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
-
-$(BUILD)/obj/formats/%.o: formats/%.c
+# every file a plugin links (lib/ again, as plugins compile it)
+$(BUILD)/obj/plugins/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
-# lib/ again, as plugins compile it
-$(BUILD)/obj/plugins/lib/%.o: lib/%.c
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -c -o $@ $<
 
 # code generated from a schema under formats/
 $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: formats/%.proto
@@ -168,19 +176,16 @@ $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h: formats/%.proto
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
-$(BUILD)/obj/formats/pprof.o: $(BUILD)/gen/profile.pb-c.h
+$(BUILD)/obj/plugins/formats/pprof.o: $(BUILD)/gen/profile.pb-c.h
 
-$(BUILD)/plugins/%.so: $(BUILD)/obj/plugins/%.o
+$(foreach n,$(PLUGIN_NAMES),$(eval $(BUILD)/plugins/$(n).so: \
+	$(call plugin_objs,$(n))))
+$(BUILD)/plugins/%.so:
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SANFLAGS) -shared -o $@ $^ $(LDFLAGS) $(LIBS_$*)
 
-.PRECIOUS: $(BUILD)/obj/plugins/%.o $(BUILD)/obj/formats/%.o \
-	$(BUILD)/obj/plugins/lib/%.o \
+.PRECIOUS: $(BUILD)/obj/plugins/%.o \
 	$(BUILD)/obj/gen/%.o $(BUILD)/gen/%.pb-c.c $(BUILD)/gen/%.pb-c.h
-extra_objs = $(patsubst lib/%.c,$(BUILD)/obj/plugins/lib/%.o,$(patsubst \
-	formats/%.c,$(BUILD)/obj/formats/%.o,$(EXTRA_$(1)))) $(GEN_$(1))
-$(foreach p,$(basename $(notdir $(PLUGIN_SRCS))),$(if $(EXTRA_$(p)),\
-	$(eval $(BUILD)/plugins/$(p).so: $(call extra_objs,$(p)))))
 
 # the plugins.conf beside the binary: the repository's, paths made local
 $(BUILD)/plugins.conf: plugins.conf
@@ -206,11 +211,11 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c core/pipe_plugin.h tests/plugins/crash_common.h
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c include/pipe/pipe_plugin.h tests/plugins/crash_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
 
-$(BUILD)/examples/%.so: examples/*/%.c core/pipe_plugin.h
+$(BUILD)/examples/%.so: examples/*/%.c include/pipe/pipe_plugin.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
 
@@ -293,7 +298,7 @@ install: all
 	install -m 755 $(BUILD)/pipe $(DESTDIR)$(PREFIX)/bin/pipe
 	install -m 644 $(PLUGINS) $(DESTDIR)$(PREFIX)/lib/pipe/plugins/
 	sed 's|build/plugins/|plugins/|' plugins.conf > $(DESTDIR)$(PREFIX)/lib/pipe/plugins.conf
-	install -m 644 core/pipe_plugin.h $(DESTDIR)$(PREFIX)/include/pipe/pipe_plugin.h
+	install -m 644 include/pipe/pipe_plugin.h $(DESTDIR)$(PREFIX)/include/pipe/pipe_plugin.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' pipe-plugin.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pipe-plugin.pc
 	install -d $(DESTDIR)$(PREFIX)/share/doc/pipe
 	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/pipe/

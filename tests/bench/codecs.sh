@@ -37,7 +37,7 @@ cputime() {
 }
 
 mkdir -p "$BUILD/bench"
-cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$TOP/core" \
+cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$TOP/include/pipe" \
 	-o "$BUILD/bench/codec_speed" "$TOP/tests/bench/codec_speed.c" -ldl ||
 	fail "cannot build codec_speed"
 

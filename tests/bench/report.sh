@@ -121,9 +121,10 @@ if [ -z "$lib" ]; then
 	echo "libLLVM: not installed (apt-get install libllvm15), not measured"
 	exit 0
 fi
-cc -O2 -std=c11 -D_GNU_SOURCE -I"$TOP/core" -o "$BUILD/bench/llvm_syms" \
-	"$TOP/tests/bench/llvm_syms.c" "$BUILD/obj/core/symtab.o" \
-	"$BUILD/obj/core/elfsyms.o" "$BUILD/obj/core/err.o" -lelf -liberty ||
+cc -O2 -std=c11 -D_GNU_SOURCE -I"$TOP/symbolizer" -I"$TOP/lib" \
+	-o "$BUILD/bench/llvm_syms" "$TOP/tests/bench/llvm_syms.c" \
+	"$BUILD/obj/symbolizer/symtab.o" "$BUILD/obj/symbolizer/elfsyms.o" \
+	"$BUILD/obj/lib/trust.o" "$BUILD/obj/lib/err.o" -lelf -liberty ||
 	fail "cannot build llvm_syms"
 read -r syms mid lo hi <<< "$("$BUILD/bench/llvm_syms" "$lib")"
 printf 'libLLVM load and sort: %s (%s functions): median %s ms CPU (min %s, max %s), target 10 ms\n' \

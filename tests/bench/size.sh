@@ -127,7 +127,7 @@ row zstd:3,block=1M,transform=off
 # (train 32 KiB on the first blocks, use it for the rest; tests/bench/).
 cs=$BUILD/bench/codec_speed
 mkdir -p "$BUILD/bench"
-cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$TOP/core" \
+cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$TOP/include/pipe" \
 	-o "$cs" "$TOP/tests/bench/codec_speed.c" -ldl ||
 	fail "cannot build codec_speed"
 echo

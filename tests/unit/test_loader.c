@@ -109,7 +109,7 @@ static void test_refusals(void)
 	check_refusal(tmpdir, 0, "cannot load plugin ", ": Is a directory",
 		      NULL);
 	/* an ELF file that is not a shared object: an object file */
-	snprintf(path, sizeof(path), "%s/obj/core/err.o", build_dir);
+	snprintf(path, sizeof(path), "%s/obj/lib/err.o", build_dir);
 	check_refusal(path, 0, "cannot load plugin ", ": not a shared object",
 		      NULL);
 
