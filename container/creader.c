@@ -2,7 +2,7 @@
  * creader.c - the container reader: walks a pipe file forward block by
  * block through a byte source, checks every checksum and length, skips and
  * reports damaged blocks, drops a torn tail, and releases the records of
- * all streams in time order using the block horizons (core/merge.h).
+ * all streams in time order using the block horizons (record/merge.h).
  * Layout: docs/format.md.
  */
 #include <errno.h>

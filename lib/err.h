@@ -3,7 +3,7 @@
  *
  * The lowest level that knows the subject (file, plugin, option, config
  * line) writes the message once with pipe_err_set(); callers pass the
- * negative errno up unchanged.  core/pipe.c prints "pipe: MSG" and the
+ * negative errno up unchanged.  cmd/pipe.c prints "pipe: MSG" and the
  * optional "hint: HINT" line.
  */
 #ifndef PIPE_ERR_H
