@@ -1,0 +1,121 @@
+/*
+ * crstate.h - the container reader's state, shared by its files and by
+ * no one else: creader.c (the forward walk, damage, the records),
+ * crindex.c (the index, or a scan of the headers, and the plan of a
+ * window read), cropen.c (the file header, the metadata, open and
+ * free).  The reader's interface is container.h.
+ */
+#ifndef PIPE_CRSTATE_H
+#define PIPE_CRSTATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cblock.h"
+#include "container.h"
+#include "err.h"
+#include "format.h"
+#include "merge.h"
+#include "meta.h"
+
+#define CR_CHUNK (256u << 10)     /* bytes asked of the source at once */
+#define CR_BATCH 4096             /* records per released batch */
+#define CR_SMALL_READ 4096        /* bytes per read while jumping around */
+#define CR_MIN_BLOCK_LEN 112      /* the smallest possible block */
+/* records held for ordering; past this (a file whose horizons do not
+ * move) the oldest go out anyway, so memory stays bounded */
+#define CR_MERGE_MAX ((size_t)256 << 20)
+#define CR_MERGE_PER_RECORD 16    /* the merge's bytes besides a record */
+/* bytes the blocks in flight may claim (their payload, codec output,
+ * records and record views, by their headers), and what the decode slots
+ * keep between blocks in all: past these, blocks wait or buffers go */
+#define CR_INFLIGHT_MAX ((uint64_t)128 << 20)
+
+/* A block the window read will visit. */
+struct cr_entry {
+	uint64_t off;                 /* block offset */
+	uint64_t t_min, t_max;        /* its record times */
+	uint32_t stream;              /* its stream */
+	uint32_t type;                /* its block type */
+	uint32_t records;             /* its record count */
+	uint32_t raw;                 /* its raw length */
+};
+
+struct creader {
+	struct cr_opts opts;          /* copy; pointers borrowed */
+	uint64_t salt;                /* low 8 bytes of the file id */
+	bool seekable;                /* size() worked */
+	bool small_reads;             /* jumping around: read what is asked */
+	uint64_t size;                /* file size when seekable */
+	/* bytes [base, base + len) of the file are in buf */
+	uint8_t *buf;                 /* owned */
+	size_t cap;
+	uint64_t base;
+	size_t len;
+	uint64_t eof_at;              /* where the source ended, or MAX */
+	struct meta *meta;            /* owned */
+	struct merge *merge;          /* owned */
+	struct cb_ctx ctx;            /* codecs, transforms, dictionaries */
+	struct cb_pool *pool;         /* owned; NULL: decode inline */
+	struct cb_job job;            /* the inline job */
+	uint64_t pos;                 /* offset of the next block */
+	uint64_t hdr_end;             /* offset of the first block after META */
+	uint64_t horizon;             /* records older than this are read */
+	uint64_t origin;              /* time 0 of messages: first block */
+	bool have_origin;
+	bool at_end;                  /* no more blocks */
+	bool clean_end;               /* saw a good END block */
+	/* window and subset */
+	bool filter;                  /* a window or subset was asked */
+	bool have_window;             /* lo and hi are known */
+	uint64_t lo, hi;              /* absolute window, ns */
+	bool *stream_ok;              /* owned, per CPU stream: wanted */
+	uint32_t nr_stream_ok;
+	struct cr_entry *ents;        /* owned: the blocks to visit */
+	size_t nr_ents, next_ent, ents_cap;
+	bool selective;               /* visit ents only */
+	bool index_read;              /* a forward read looked for ents */
+	const struct cr_entry *expect; /* the entry at pos, when selective */
+	uint64_t inflight;            /* bytes the pending jobs claim */
+	bool sync;                    /* the block at pos waits for every
+				       * job before it to retire, one by one
+				       * with releases between, as inline */
+	uint64_t resume;              /* end of the last block visited */
+	char line[512];               /* the last damage line */
+	struct cr_stats st;
+};
+
+/* What cr_header_at found at an offset. */
+enum cr_hdr {
+	CR_HDR_GOOD,  /* a block header that checks out, decoded */
+	CR_HDR_BAD,   /* bytes that are not a good block header */
+	CR_HDR_SHORT, /* fewer than FMT_BLOCK_HDR_SIZE bytes, but some */
+	CR_HDR_EOF,   /* no byte at all: the end of the data */
+};
+
+/* creader.c */
+/* Make bytes [off, off + n) available at *p (valid until the next call);
+ * *got says how many (fewer than n only at the end of the file). */
+int cr_fetch(struct creader *r, uint64_t off, size_t n,
+	     const uint8_t **p, size_t *got, struct pipe_err *err);
+/* Read and check the block header at off: 0 with *what set (*b filled
+ * when it is CR_HDR_GOOD), or a negative errno when reading failed. */
+int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
+		 enum cr_hdr *what, struct pipe_err *err);
+/* Report r->line: one damage line, or -EIO under strict=on. */
+int cr_damage(struct creader *r, struct pipe_err *err);
+bool cr_stream_wanted(const struct creader *r, uint32_t stream);
+/* Set the window from the first record time, once known. */
+void cr_window(struct creader *r, uint64_t origin);
+/* Look for the next good block header after `from`; *found or MAX. */
+int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
+	      struct pipe_err *err);
+
+/* crindex.c */
+/* The blocks of a clean file from its END block and INDEX chain: 0, or 1
+ * when there is none or it is damaged (the caller scans instead). */
+int cr_read_index(struct creader *r, struct pipe_err *err);
+/* The blocks a window read visits, from the index or a scan. */
+int cr_plan(struct creader *r, struct pipe_err *err);
+
+#endif
