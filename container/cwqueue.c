@@ -1,0 +1,397 @@
+/*
+ * cwqueue.c - the writer's encoder: each block a job that is transformed,
+ * compressed, checksummed and written, inline or on a worker thread behind
+ * a bounded queue; a live recording drops what the queue cannot take and
+ * counts it lost.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cwstate.h"
+#include "host.h"
+#include "transform.h"
+
+/* Transform and compress len bytes; *stored points at w-owned bytes. */
+static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
+		     struct fmt_block *b, const void **stored,
+		     struct pipe_err *err)
+{
+	const struct pipe_plugin *c = w->opts.codec;
+	const void *coded = raw;
+	size_t coded_len = len;
+	size_t out_len = 0, plain = 0;
+	int ret;
+
+	b->transform = TRANSFORM_NONE;
+	if (w->tf) {
+		const void *t;
+		size_t tlen;
+
+		ret = transform_encode(w->tf, raw, len, &t, &tlen);
+		if (ret == 0 && tlen <= CONTAINER_LEN_MAX) {
+			coded = t;
+			coded_len = tlen;
+			b->transform = TRANSFORM_COLUMNS;
+		} else if (ret < 0 && ret != -EINVAL) {
+			return pipe_err_set(err, ret,
+					    "cannot transform block: %s",
+					    strerror(-ret));
+		}
+	}
+	b->raw = (uint32_t)len;
+	b->coded = (uint32_t)coded_len;
+	b->codec = c ? c->codec_id : FMT_CODEC_NONE;
+	b->dict = 0;
+	if (b->codec == FMT_CODEC_NONE) {
+		*stored = coded;
+		b->stored = (uint32_t)coded_len;
+		return 0;
+	}
+	cw_dict_sample(w, coded, coded_len);
+	b->dict = w->dict_cur;
+	ret = cw_compress(w, b->dict, coded, coded_len, &w->zbuf, &w->zcap,
+			  &out_len, err);
+	if (ret < 0)
+		return ret;
+	*stored = w->zbuf;
+	b->stored = (uint32_t)out_len;
+	if (!b->dict || !w->trial_left)
+		return 0;
+	ret = cw_compress(w, 0, coded, coded_len, &w->zbuf2, &w->zcap2,
+			  &plain, err);
+	if (ret < 0)
+		return ret;
+	cw_dict_weigh(w, out_len, plain);
+	if (plain < out_len) {
+		/* the smaller of the two goes out */
+		*stored = w->zbuf2;
+		b->stored = (uint32_t)plain;
+		b->dict = 0;
+	}
+	return 0;
+}
+
+/* A DATA job: encode, write, index (the encoder's side). */
+static int cw_encode_data(struct cwriter *w, struct cw_job *j,
+			  struct pipe_err *err)
+{
+	const void *stored = NULL;
+	int ret;
+
+	ret = cw_encode(w, j->buf, j->len, &j->b, &stored, err);
+	if (ret < 0)
+		return ret;
+	w->enc_blocks++;
+	ret = cw_put_block(w, &j->b, stored, err);
+	if (ret == 0)
+		ret = cw_dict_after_block(w, err);
+	if (ret < 0)
+		return ret;
+	if (j->b.t_min && (!w->enc_first || j->b.t_min < w->enc_first))
+		w->enc_first = j->b.t_min;
+	if (j->b.t_max > w->enc_last)
+		w->enc_last = j->b.t_max;
+	return cw_maybe_index(w, err);
+}
+
+static int cw_run_job(struct cwriter *w, struct cw_job *j,
+		      struct pipe_err *err)
+{
+	int ret;
+
+	switch (j->kind) {
+	case CW_JOB_DATA:
+		ret = cw_encode_data(w, j, err);
+		break;
+	case CW_JOB_LOST:
+		ret = cw_put_block(w, &j->b, j->buf, err);
+		break;
+	default:
+		ret = cw_write_index(w, err);
+		if (ret < 0)
+			break;
+		fmt_put64(j->buf + 0, w->idx_prev);
+		fmt_put64(j->buf + 32, w->enc_blocks);
+		ret = cw_put_block(w, &j->b, j->buf, err);
+		break;
+	}
+	__atomic_store_n(&w->pub_stored, w->enc_stored, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pub_blocks, w->enc_blocks, __ATOMIC_RELAXED);
+	return ret;
+}
+
+/* A job to fill: a spare one with its buffer, or a new one. */
+struct cw_job *cw_job_get(struct cwriter *w)
+{
+	struct cw_job *j = NULL;
+
+	if (w->thread_on)
+		pthread_mutex_lock(&w->mu);
+	if (w->spare) {
+		j = w->spare;
+		w->spare = j->next;
+		w->nr_spare--;
+	}
+	if (w->thread_on)
+		pthread_mutex_unlock(&w->mu);
+	if (!j)
+		j = calloc(1, sizeof(*j));
+	if (j) {
+		j->next = NULL;
+		j->len = 0;
+		memset(&j->b, 0, sizeof(j->b));
+	}
+	return j;
+}
+
+/* Keep a done job for reuse, or free it (mu held when the worker runs). */
+static void cw_job_put_locked(struct cwriter *w, struct cw_job *j)
+{
+	if (w->nr_spare < CW_SPARE_MAX) {
+		j->next = w->spare;
+		w->spare = j;
+		w->nr_spare++;
+		return;
+	}
+	free(j->buf);
+	free(j);
+}
+
+uint64_t cw_clock(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Run the job taken off the queue, with mu held on entry and return; one
+ * job runs at a time, by the worker or by the caller in cwriter_idle. */
+void cw_run_locked(struct cwriter *w, struct cw_job *j)
+{
+	struct pipe_err e;
+	uint64_t t;
+	int ret;
+
+	w->running = true;
+	pthread_mutex_unlock(&w->mu);
+	t = cw_clock(CLOCK_THREAD_CPUTIME_ID);
+	/* after a failure the rest is dropped: the caller stops */
+	ret = w->enc_ret ? 0 : cw_run_job(w, j, &e);
+	t = cw_clock(CLOCK_THREAD_CPUTIME_ID) - t;
+	pthread_mutex_lock(&w->mu);
+	w->running = false;
+	if (j->kind == CW_JOB_DATA) {
+		w->queued -= j->len;
+		w->job_ns = t;
+	}
+	if (ret < 0 && !w->enc_ret) {
+		w->enc_err = e;
+		w->enc_ret = ret;
+	}
+	cw_job_put_locked(w, j);
+	pthread_cond_broadcast(&w->room);
+}
+
+void *cw_worker(void *arg)
+{
+	struct cwriter *w = arg;
+	struct cw_job *j;
+	struct pipe_err e;
+	int ret;
+
+	crash_thread_begin(); /* a codec's stack overflow is reported too */
+	pthread_mutex_lock(&w->mu);
+	for (;;) {
+		/* the caller may be running a job itself (cwriter_idle) */
+		while (w->running ||
+		       (!w->head && !w->quit && !w->flush_req))
+			pthread_cond_wait(&w->work, &w->mu);
+		j = w->head;
+		if (!j && w->flush_req) {
+			w->flush_req = false;
+			w->running = true;
+			pthread_mutex_unlock(&w->mu);
+			ret = w->enc_ret ? 0 : w->opts.flush(w->opts.opaque, &e);
+			pthread_mutex_lock(&w->mu);
+			w->running = false;
+			if (ret < 0 && !w->enc_ret) {
+				w->enc_err = e;
+				w->enc_ret = ret;
+			}
+			continue;
+		}
+		if (!j)
+			break;
+		w->head = j->next;
+		if (!w->head) {
+			w->tail = NULL;
+			w->asleep_ok = false;
+		}
+		cw_run_locked(w, j);
+	}
+	pthread_mutex_unlock(&w->mu);
+	crash_thread_end();
+	return NULL;
+}
+
+/* The encoder's first failure, handed to the caller once seen (mu held). */
+static int cw_enc_failed_locked(struct cwriter *w, struct pipe_err *err)
+{
+	if (!w->enc_ret)
+		return 0;
+	*err = w->enc_err;
+	return w->enc_ret;
+}
+
+/* Records a dropped block stands for: its own, but a PERF_RECORD_LOST
+ * among them for the records it counted. */
+static uint64_t cw_lost_in(const struct cw_job *j, uint64_t *kernel)
+{
+	uint64_t n = j->b.records, v;
+	size_t off = 0;
+
+	while (off + sizeof(struct perf_event_header) <= j->len) {
+		const struct perf_event_header *h = (const void *)(j->buf + off);
+
+		if (h->size < sizeof(*h) || h->size > j->len - off)
+			break;
+		if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+			memcpy(&v, j->buf + off + 16, 8);
+			n += v - 1;
+			*kernel += v;
+		}
+		off += h->size;
+	}
+	return n;
+}
+
+/* A dropped block: its records are lost, and the file says so. */
+static int cw_drop(struct cwriter *w, const struct fmt_block *b,
+		   uint64_t lost, uint64_t kernel, struct pipe_err *err)
+{
+	w->st.dropped_records += b->records;
+	w->st.dropped_samples += b->samples;
+	w->st.dropped_blocks++;
+	w->lost -= kernel; /* counted when added; now in `lost` */
+	return cwriter_lost(w, b->stream, lost, err);
+}
+
+/*
+ * Hand a job to the encoder, which owns it from here: run it now without
+ * a worker; else queue it.  A full queue (opts.queue_bytes of raw DATA)
+ * makes a live recording drop a CPU stream's block, counted and written
+ * as lost, rather than stall the thread that drains the rings; anything
+ * else waits for room.
+ */
+int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
+{
+	bool data = j->kind == CW_JOB_DATA;
+	size_t limit = w->opts.queue_bytes;
+	int ret;
+
+	if (!w->thread_on) {
+		ret = cw_run_job(w, j, err);
+		cw_job_put_locked(w, j);
+		return ret;
+	}
+	pthread_mutex_lock(&w->mu);
+	ret = cw_enc_failed_locked(w, err);
+	while (ret == 0 && data && w->queued && w->queued + j->len > limit &&
+	       !(w->opts.drop_when_behind && j->b.stream != PIPE_STREAM_SIDEBAND)) {
+		pthread_cond_signal(&w->work);
+		pthread_cond_wait(&w->room, &w->mu);
+		ret = cw_enc_failed_locked(w, err);
+	}
+	if (ret == 0 && data && w->queued && w->queued + j->len > limit) {
+		struct fmt_block b = j->b;
+		uint64_t kernel = 0, lost = cw_lost_in(j, &kernel);
+
+		cw_job_put_locked(w, j);
+		pthread_mutex_unlock(&w->mu);
+		return cw_drop(w, &b, lost, kernel, err);
+	}
+	if (ret < 0) {
+		cw_job_put_locked(w, j);
+		pthread_mutex_unlock(&w->mu);
+		return ret;
+	}
+	if (w->tail)
+		w->tail->next = j;
+	else
+		w->head = j;
+	w->tail = j;
+	if (data)
+		w->queued += j->len;
+	/* live, blocks wait for cwriter_idle, which encodes them or wakes
+	 * the worker for them; a backlog, or anyone but a live recording,
+	 * wakes it now */
+	j->queued_at = w->arrival_ns;
+	if (!w->opts.drop_when_behind || w->queued > limit / 4)
+		pthread_cond_signal(&w->work);
+	else
+		w->asleep_ok = true;
+	pthread_mutex_unlock(&w->mu);
+	return 0;
+}
+
+/* When the oldest job waiting for a kick must be written (mu held). */
+uint64_t cw_kick_due_locked(const struct cwriter *w)
+{
+	if (!w->asleep_ok || !w->head)
+		return UINT64_MAX;
+	return w->head->queued_at + w->opts.flush_ns / 2;
+}
+
+/* The END job: its payload but for what the encoder knows. */
+int cw_queue_end(struct cwriter *w, struct pipe_err *err)
+{
+	struct cw_job *j = cw_job_get(w);
+	uint8_t *p;
+
+	if (!j || fmt_grow((void **)&j->buf, &j->cap, FMT_END_SIZE_NOW, 4096)) {
+		free(j);
+		return pipe_err_set(err, -ENOMEM, "cannot end the file: %s",
+				    strerror(ENOMEM));
+	}
+	p = j->buf;
+	memset(p, 0, FMT_END_SIZE_NOW);
+	fmt_put64(p + 8, w->st.records);
+	fmt_put64(p + 16, w->st.samples);
+	fmt_put64(p + 24, w->lost);
+	fmt_put64(p + 40, w->t_first);
+	fmt_put64(p + 48, w->t_last);
+	fmt_put64(p + 56, w->st.raw_bytes);
+	fmt_put64(p + FMT_END_THROTTLES, w->throttles);
+	j->kind = CW_JOB_END;
+	j->len = FMT_END_SIZE_NOW;
+	j->b.type = FMT_END;
+	j->b.stream = PIPE_STREAM_SIDEBAND;
+	j->b.t_min = w->t_first;
+	j->b.t_max = w->t_last;
+	j->b.horizon = UINT64_MAX;
+	j->b.stored = FMT_END_SIZE_NOW;
+	j->b.raw = FMT_END_SIZE_NOW;
+	j->b.coded = FMT_END_SIZE_NOW;
+	return cw_queue(w, j, err);
+}
+
+/* Let the worker finish the queue and end; its failure, if any. */
+int cw_stop_worker(struct cwriter *w, struct pipe_err *err)
+{
+	int ret;
+
+	if (!w->thread_on)
+		return 0;
+	pthread_mutex_lock(&w->mu);
+	w->quit = true;
+	pthread_cond_signal(&w->work);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	w->thread_on = false;
+	ret = w->enc_ret;
+	if (ret < 0)
+		*err = w->enc_err;
+	return ret;
+}
