@@ -20,44 +20,46 @@ static size_t cw_dict_target(const struct cwriter *w)
 /* Start gathering training bytes (a no-op past the cap). */
 void cw_dict_collect(struct cwriter *w)
 {
-	if (w->samples || w->dict_last >= CW_DICT_MAX || w->dict_given_up ||
-	    w->opts.dict_size < 256)
+	if (w->dict.samples || w->dict.last >= CW_DICT_MAX ||
+	    w->dict.given_up || w->opts.dict_size < 256)
 		return;
-	w->samples = malloc(cw_dict_target(w));
-	w->samples_cap = w->samples ? cw_dict_target(w) : 0;
-	w->samples_len = 0;
-	w->nr_sizes = 0;
+	w->dict.samples = malloc(cw_dict_target(w));
+	w->dict.samples_cap = w->dict.samples ? cw_dict_target(w) : 0;
+	w->dict.samples_len = 0;
+	w->dict.nr_sizes = 0;
 }
 
 static void cw_dict_drop_samples(struct cwriter *w)
 {
-	free(w->samples);
-	w->samples = NULL;
-	w->samples_len = 0;
-	w->samples_cap = 0;
-	w->nr_sizes = 0;
+	free(w->dict.samples);
+	w->dict.samples = NULL;
+	w->dict.samples_len = 0;
+	w->dict.samples_cap = 0;
+	w->dict.nr_sizes = 0;
 }
 
 /* Keep coded bytes as training pieces while there is room. */
 void cw_dict_sample(struct cwriter *w, const uint8_t *p, size_t len)
 {
-	while (w->samples && len && w->samples_len < w->samples_cap) {
+	while (w->dict.samples && len &&
+	       w->dict.samples_len < w->dict.samples_cap) {
 		size_t n = len < CW_DICT_PIECE ? len : CW_DICT_PIECE;
 
-		if (n > w->samples_cap - w->samples_len)
-			n = w->samples_cap - w->samples_len;
-		if (w->nr_sizes == w->sizes_cap) {
-			uint32_t c = w->sizes_cap ? w->sizes_cap * 2 : 256;
-			size_t *v = realloc(w->sizes, c * sizeof(*v));
+		if (n > w->dict.samples_cap - w->dict.samples_len)
+			n = w->dict.samples_cap - w->dict.samples_len;
+		if (w->dict.nr_sizes == w->dict.sizes_cap) {
+			uint32_t c = w->dict.sizes_cap ?
+				     w->dict.sizes_cap * 2 : 256;
+			size_t *v = realloc(w->dict.sizes, c * sizeof(*v));
 
 			if (!v)
 				return;
-			w->sizes = v;
-			w->sizes_cap = c;
+			w->dict.sizes = v;
+			w->dict.sizes_cap = c;
 		}
-		memcpy(w->samples + w->samples_len, p, n);
-		w->samples_len += n;
-		w->sizes[w->nr_sizes++] = n;
+		memcpy(w->dict.samples + w->dict.samples_len, p, n);
+		w->dict.samples_len += n;
+		w->dict.sizes[w->dict.nr_sizes++] = n;
 		p += n;
 		len -= n;
 	}
@@ -108,8 +110,8 @@ int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
 		return pipe_err_set(err, ret,
 				    "codec '%s' cannot take dictionary %u: %s",
 				    c->name, id, strerror(-ret));
-	w->dict_last = id;
-	w->dict_cur = id;
+	w->dict.last = id;
+	w->dict.cur = id;
 	return 0;
 }
 
@@ -127,24 +129,24 @@ static int cw_dict_train(struct cwriter *w, struct pipe_err *err)
 		return pipe_err_set(err, -ENOMEM, "cannot train: %s",
 				    strerror(ENOMEM));
 	site = host_enter(w->opts.codec_ctx, "train");
-	ret = c->train(w->opts.codec_state, w->samples, w->sizes, w->nr_sizes,
-		       dict, w->opts.dict_size, &len);
+	ret = c->train(w->opts.codec_state, w->dict.samples, w->dict.sizes,
+		       w->dict.nr_sizes, dict, w->opts.dict_size, &len);
 	host_leave(site);
 	cw_dict_drop_samples(w);
 	if (ret < 0) {
 		/* data a codec cannot train on goes without */
-		w->dict_given_up = true;
+		w->dict.given_up = true;
 		free(dict);
 		return 0;
 	}
-	ret = cw_dict_write(w, w->dict_last + 1, dict, len, err);
+	ret = cw_dict_write(w, w->dict.last + 1, dict, len, err);
 	free(dict);
 	if (ret < 0)
 		return ret;
-	w->trial_left = CW_DICT_TRIAL;
-	w->trial_with = 0;
-	w->trial_without = 0;
-	w->since_check = 0;
+	w->dict.trial_left = CW_DICT_TRIAL;
+	w->dict.trial_with = 0;
+	w->dict.trial_without = 0;
+	w->dict.since_check = 0;
 	return 0;
 }
 
@@ -152,42 +154,43 @@ static int cw_dict_train(struct cwriter *w, struct pipe_err *err)
 void cw_dict_weigh(struct cwriter *w, size_t with, size_t without)
 {
 	uint64_t pct;
-	bool first = w->pays_pct == UINT32_MAX;
+	bool first = w->dict.pays_pct == UINT32_MAX;
 
-	w->trial_with += with;
-	w->trial_without += without;
-	if (--w->trial_left)
+	w->dict.trial_with += with;
+	w->dict.trial_without += without;
+	if (--w->dict.trial_left)
 		return;
-	pct = w->trial_without > w->trial_with ?
-		(w->trial_without - w->trial_with) * 100 / w->trial_without : 0;
+	pct = w->dict.trial_without > w->dict.trial_with ?
+		(w->dict.trial_without - w->dict.trial_with) * 100 /
+		w->dict.trial_without : 0;
 	if (first)
-		w->pays_pct = (uint32_t)pct;
+		w->dict.pays_pct = (uint32_t)pct;
 	if (w->opts.dict_mode == CW_DICT_AUTO && pct < CW_DICT_PAYS) {
-		w->dict_cur = 0;
+		w->dict.cur = 0;
 		if (first)
-			w->dict_given_up = true;
+			w->dict.given_up = true;
 	}
 	/* drifted: the saving fell below half of what it was */
-	if (!first && pct * 2 < w->pays_pct) {
-		w->pays_pct = UINT32_MAX;
+	if (!first && pct * 2 < w->dict.pays_pct) {
+		w->dict.pays_pct = UINT32_MAX;
 		cw_dict_collect(w);
 	}
-	if (w->dict_cur == 0 && !w->samples)
-		w->dict_given_up = true;
+	if (w->dict.cur == 0 && !w->dict.samples)
+		w->dict.given_up = true;
 }
 
 int cw_dict_after_block(struct cwriter *w, struct pipe_err *err)
 {
-	if (!w->dict_on)
+	if (!w->dict.on)
 		return 0;
-	if (w->samples && w->samples_len >= w->samples_cap)
+	if (w->dict.samples && w->dict.samples_len >= w->dict.samples_cap)
 		return cw_dict_train(w, err);
-	if (w->dict_cur && !w->trial_left && !w->opts.dict_data &&
-	    ++w->since_check >= CW_DICT_CHECK) {
-		w->since_check = 0;
-		w->trial_left = CW_DICT_TRIAL;
-		w->trial_with = 0;
-		w->trial_without = 0;
+	if (w->dict.cur && !w->dict.trial_left && !w->opts.dict_data &&
+	    ++w->dict.since_check >= CW_DICT_CHECK) {
+		w->dict.since_check = 0;
+		w->dict.trial_left = CW_DICT_TRIAL;
+		w->dict.trial_with = 0;
+		w->dict.trial_without = 0;
 	}
 	return 0;
 }

@@ -94,17 +94,17 @@ static int cw_dict_start(struct cwriter *w, struct pipe_err *err)
 {
 	const struct pipe_plugin *c = w->opts.codec;
 
-	w->pays_pct = UINT32_MAX;
+	w->dict.pays_pct = UINT32_MAX;
 	if (!c || c->codec_id == FMT_CODEC_NONE || !c->add_dict)
 		return 0;
 	if (w->opts.dict_data) {
-		w->dict_on = true;
+		w->dict.on = true;
 		return cw_dict_write(w, 1, w->opts.dict_data, w->opts.dict_len,
 				     err);
 	}
 	if (w->opts.dict_mode == CW_DICT_OFF || !c->train)
 		return 0;
-	w->dict_on = true;
+	w->dict.on = true;
 	cw_dict_collect(w);
 	return 0;
 }

@@ -49,14 +49,14 @@ static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 		return 0;
 	}
 	cw_dict_sample(w, coded, coded_len);
-	b->dict = w->dict_cur;
+	b->dict = w->dict.cur;
 	ret = cw_compress(w, b->dict, coded, coded_len, &w->zbuf, &w->zcap,
 			  &out_len, err);
 	if (ret < 0)
 		return ret;
 	*stored = w->zbuf;
 	b->stored = (uint32_t)out_len;
-	if (!b->dict || !w->trial_left)
+	if (!b->dict || !w->dict.trial_left)
 		return 0;
 	ret = cw_compress(w, 0, coded, coded_len, &w->zbuf2, &w->zcap2,
 			  &plain, err);
@@ -111,7 +111,7 @@ static int cw_run_job(struct cwriter *w, struct cw_job *j,
 		ret = cw_write_index(w, err);
 		if (ret < 0)
 			break;
-		fmt_put64(j->buf + 0, w->idx_prev);
+		fmt_put64(j->buf + 0, w->index.prev);
 		fmt_put64(j->buf + 32, w->enc_blocks);
 		ret = cw_put_block(w, &j->b, j->buf, err);
 		break;

@@ -32,10 +32,10 @@ static int cw_index_add(struct cwriter *w, const struct fmt_block *b,
 {
 	uint8_t *e;
 
-	if (fmt_grow((void **)&w->idx, &w->idx_cap,
-		     w->idx_len + FMT_INDEX_ENTRY, 4096))
+	if (fmt_grow((void **)&w->index.buf, &w->index.cap,
+		     w->index.len + FMT_INDEX_ENTRY, 4096))
 		return -ENOMEM;
-	e = w->idx + w->idx_len;
+	e = w->index.buf + w->index.len;
 	memset(e, 0, FMT_INDEX_ENTRY);
 	fmt_put64(e + 0, off);
 	fmt_put64(e + 8, b->t_min);
@@ -45,8 +45,8 @@ static int cw_index_add(struct cwriter *w, const struct fmt_block *b,
 	fmt_put32(e + 32, b->dict);
 	fmt_put32(e + 36, b->raw);
 	e[40] = (uint8_t)b->type;
-	w->idx_len += FMT_INDEX_ENTRY;
-	w->idx_nr++;
+	w->index.len += FMT_INDEX_ENTRY;
+	w->index.nr++;
 	return 0;
 }
 
@@ -118,25 +118,25 @@ int cw_write_index(struct cwriter *w, struct pipe_err *err)
 	struct fmt_block b = { 0 };
 	uint8_t *payload;
 	uint64_t at = w->off;
-	size_t len = FMT_INDEX_HEAD + w->idx_len;
+	size_t len = FMT_INDEX_HEAD + w->index.len;
 	uint32_t i;
 	int ret;
 
-	if (!w->idx_nr)
+	if (!w->index.nr)
 		return 0;
 	payload = malloc(len);
 	if (!payload)
 		return pipe_err_set(err, -ENOMEM, "cannot write index: %s",
 				    strerror(ENOMEM));
-	fmt_put64(payload, w->idx_prev);
-	fmt_put32(payload + 8, w->idx_nr);
+	fmt_put64(payload, w->index.prev);
+	fmt_put32(payload + 8, w->index.nr);
 	fmt_put32(payload + 12, FMT_INDEX_ENTRY);
-	memcpy(payload + FMT_INDEX_HEAD, w->idx, w->idx_len);
+	memcpy(payload + FMT_INDEX_HEAD, w->index.buf, w->index.len);
 	b.type = FMT_INDEX;
 	b.stream = PIPE_STREAM_SIDEBAND;
 	b.t_min = UINT64_MAX;
-	for (i = 0; i < w->idx_nr; i++) {
-		const uint8_t *e = w->idx + (size_t)i * FMT_INDEX_ENTRY;
+	for (i = 0; i < w->index.nr; i++) {
+		const uint8_t *e = w->index.buf + (size_t)i * FMT_INDEX_ENTRY;
 
 		if (e[40] != FMT_DATA)
 			continue;
@@ -155,24 +155,25 @@ int cw_write_index(struct cwriter *w, struct pipe_err *err)
 	free(payload);
 	if (ret < 0)
 		return ret;
-	w->idx_prev = at;
-	w->idx_off_at = w->off;
-	w->idx_time_at = w->enc_last;
-	w->idx_time_set = true;
-	w->idx_len = 0;
-	w->idx_nr = 0;
+	w->index.prev = at;
+	w->index.off_at = w->off;
+	w->index.time_at = w->enc_last;
+	w->index.time_set = true;
+	w->index.len = 0;
+	w->index.nr = 0;
 	return 0;
 }
 
 int cw_maybe_index(struct cwriter *w, struct pipe_err *err)
 {
-	if (w->idx_nr >= FMT_INDEX_MAX_ENTRIES ||
-	    w->off - w->idx_off_at >= CW_INDEX_BYTES ||
-	    (w->idx_time_set && w->enc_last - w->idx_time_at >= CW_INDEX_NS))
+	if (w->index.nr >= FMT_INDEX_MAX_ENTRIES ||
+	    w->off - w->index.off_at >= CW_INDEX_BYTES ||
+	    (w->index.time_set &&
+	     w->enc_last - w->index.time_at >= CW_INDEX_NS))
 		return cw_write_index(w, err);
-	if (!w->idx_time_set && w->enc_first) {
-		w->idx_time_at = w->enc_first;
-		w->idx_time_set = true;
+	if (!w->index.time_set && w->enc_first) {
+		w->index.time_at = w->enc_first;
+		w->index.time_set = true;
 	}
 	return 0;
 }
@@ -766,9 +767,9 @@ void cwriter_free(struct cwriter *w)
 	free(w->out);
 	free(w->zbuf);
 	free(w->zbuf2);
-	free(w->samples);
-	free(w->sizes);
-	free(w->idx);
+	free(w->dict.samples);
+	free(w->dict.sizes);
+	free(w->index.buf);
 	free(w->held);
 	free(w->hold);
 	free(w->hold2);

@@ -90,6 +90,33 @@ struct cw_job {
 	uint64_t queued_at;     /* monotonic ns (the caller's arrival time) */
 };
 
+/* The writer's dictionaries: training bytes, the one in use, its trial. */
+struct cw_dicts {
+	bool on;                      /* the codec trains and takes them */
+	uint32_t cur;                 /* id blocks use now, 0: none */
+	uint32_t last;                /* last id written */
+	uint8_t *samples;             /* owned training bytes, or NULL */
+	size_t samples_len, samples_cap;
+	size_t *sizes;                /* owned piece sizes */
+	uint32_t nr_sizes, sizes_cap;
+	uint32_t trial_left;          /* blocks still compressed both ways */
+	uint64_t trial_with, trial_without; /* their stored bytes */
+	uint32_t pays_pct;            /* saving of the current dictionary */
+	uint32_t since_check;         /* blocks since the last comparison */
+	bool given_up;                /* auto: dictionaries do not pay */
+};
+
+/* The entries since the last INDEX block, and when that one was written. */
+struct cw_index {
+	uint8_t *buf;                 /* owned entries */
+	size_t len, cap;              /* bytes used, allocated */
+	uint32_t nr;                  /* entries */
+	uint64_t prev;                /* offset of the last index, 0: none */
+	uint64_t off_at;              /* file offset when it was written */
+	uint64_t time_at;             /* record time when it was written */
+	bool time_set;                /* time_at is set */
+};
+
 struct cwriter {
 	struct cw_opts opts;          /* copy; pointers borrowed */
 	const struct meta *meta;      /* borrowed, outlives the writer */
@@ -120,26 +147,8 @@ struct cwriter {
 	size_t zcap;
 	uint8_t *zbuf2;               /* owned: the other trial output */
 	size_t zcap2;
-	/* dictionaries */
-	bool dict_on;                 /* the codec trains and takes them */
-	uint32_t dict_cur;            /* id blocks use now, 0: none */
-	uint32_t dict_last;           /* last id written */
-	uint8_t *samples;             /* owned training bytes, or NULL */
-	size_t samples_len, samples_cap;
-	size_t *sizes;                /* owned piece sizes */
-	uint32_t nr_sizes, sizes_cap;
-	uint32_t trial_left;          /* blocks still compressed both ways */
-	uint64_t trial_with, trial_without; /* their stored bytes */
-	uint32_t pays_pct;            /* saving of the current dictionary */
-	uint32_t since_check;         /* blocks since the last comparison */
-	bool dict_given_up;           /* auto: dictionaries do not pay */
-	uint8_t *idx;                 /* owned index entries since last index */
-	size_t idx_len, idx_cap;
-	uint32_t idx_nr;
-	uint64_t idx_prev;            /* offset of the last index, 0: none */
-	uint64_t idx_off_at;          /* file offset when it was written */
-	uint64_t idx_time_at;         /* record time when it was written */
-	bool idx_time_set;
+	struct cw_dicts dict;         /* dictionaries (cwdict.c) */
+	struct cw_index index;        /* entries of the next INDEX block */
 	uint64_t lost;                /* PERF_RECORD_LOST sum */
 	uint64_t throttles;           /* PERF_RECORD_THROTTLE records */
 	uint64_t t_first, t_last;     /* record time range */
