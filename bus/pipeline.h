@@ -105,6 +105,7 @@ struct pipeline {
 	uint64_t empty_at;          /* monotonic ns the source was last empty */
 	bool status_shown;          /* a status line is on the terminal */
 	int cut_signo;              /* a file read stopped by this signal */
+	bool usage_error;           /* the run failed on its usage: exit 2 */
 };
 
 

@@ -78,10 +78,17 @@ int sink_failed(struct pipeline *pl, int first, int ret,
 	return first;
 }
 
-/* Every record sink gets the batch, even after one of them failed on
- * it, so that each failing sink's error is shown. */
+/* The record sinks a batch is handed to at once. */
+enum sink_group {
+	SINKS_PLAIN,       /* the sinks that do not symbolize */
+	SINKS_SYMBOLIZING, /* those that see each sample with the process
+			      state of its time */
+};
+
+/* Every record sink of the group gets the batch, even after one of them
+ * failed on it, so that each failing sink's error is shown. */
 static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
-		       bool symbols_only, struct pipe_err *err)
+		       enum sink_group group, struct pipe_err *err)
 {
 	struct pipe_err e;
 	uint32_t i;
@@ -95,7 +102,7 @@ static int consume_all(struct pipeline *pl, const struct pipe_batch *b,
 
 		if ((s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
-		if (sym != symbols_only)
+		if (sym != (group == SINKS_SYMBOLIZING))
 			continue;
 		ret = s->p->consume ? inst_consume(s, b, &e) :
 				      inst_records(s, b, &e);
@@ -126,7 +133,7 @@ static int deliver_symbols(struct pipeline *pl, const struct pipe_batch *b,
 		if (seen_other) {
 			part.recs = b->recs + start;
 			part.nr = i - start;
-			ret = consume_all(pl, &part, true, err);
+			ret = consume_all(pl, &part, SINKS_SYMBOLIZING, err);
 			if (ret < 0)
 				return ret;
 			start = i;
@@ -136,7 +143,7 @@ static int deliver_symbols(struct pipeline *pl, const struct pipe_batch *b,
 	}
 	part.recs = b->recs + start;
 	part.nr = b->nr - start;
-	return consume_all(pl, &part, true, err);
+	return consume_all(pl, &part, SINKS_SYMBOLIZING, err);
 }
 
 static int deliver(struct pipeline *pl, const struct pipe_batch *b,
@@ -148,7 +155,7 @@ static int deliver(struct pipeline *pl, const struct pipe_batch *b,
 		return 0;
 	if (!pl->counted)
 		count_records(pl, b);
-	ret = consume_all(pl, b, false, err);
+	ret = consume_all(pl, b, SINKS_PLAIN, err);
 	if (ret < 0)
 		return ret;
 	if (pl->symbols) {
@@ -684,7 +691,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 				   "%s does not run a command",
 				   pl.src->ctx.what);
 		pipe_err_hint(err, "a command after -- needs a live source, such as -s perf");
-		pl.hr.command_status = 2 << 8; /* usage */
+		pl.usage_error = true;
 		goto out;
 	}
 	if (pl.src->p->flags & PIPE_PLUGIN_BYTES)
@@ -697,7 +704,7 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 				   "-c '%s' needs a sink that writes a pipe file",
 				   o->codec);
 		pipe_err_hint(err, "add one, such as -k file:out.dat");
-		pl.hr.command_status = 2 << 8;
+		pl.usage_error = true;
 		goto out;
 	}
 	if (pl.src->p->flags & PIPE_PLUGIN_BYTES) {
@@ -736,7 +743,7 @@ out:
 	{
 		int code = exit_status(&pl, ret);
 
-		if (pl.hr.command_status == (2 << 8) && ret < 0)
+		if (pl.usage_error && ret < 0)
 			code = 2;
 		if (ret == 0 && pl.cut_signo)
 			code = 128 + pl.cut_signo;

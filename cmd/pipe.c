@@ -300,10 +300,16 @@ static int cmd_help(const struct conf *conf, const char *name)
 	return bad ? 1 : 0;
 }
 
+/* How `pipe info --json` writes a value. */
+enum kv_kind {
+	KV_TEXT,   /* a JSON string */
+	KV_NUMBER, /* unquoted */
+};
+
 struct kv {
 	const char *key;
 	char val[512];
-	bool number; /* print unquoted in JSON */
+	enum kv_kind kind;
 };
 
 static int cmd_info(const struct conf *conf, const char *path, bool json,
@@ -325,27 +331,28 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 	m = meta_view(r.meta);
 	secs = r.st.t_last > r.st.t_first ?
 		(double)(r.st.t_last - r.st.t_first) / 1e9 : 0.0;
-#define KV(k, num, ...) do { kv[n].key = (k); kv[n].number = (num); \
+#define KV(k, kind_, ...) do { kv[n].key = (k); kv[n].kind = (kind_); \
 	snprintf(kv[n].val, sizeof(kv[n].val), __VA_ARGS__); n++; } while (0)
-	KV("records", true, "%llu", (unsigned long long)r.st.records);
-	KV("samples", true, "%llu", (unsigned long long)r.st.samples);
-	KV("lost", true, "%llu", (unsigned long long)r.st.lost);
-	KV("throttled", true, "%llu", (unsigned long long)r.st.throttles);
-	KV("file", false, "%s", path);
-	KV("file_bytes", true, "%llu", (unsigned long long)r.file_size);
-	KV("raw_bytes", true, "%llu", (unsigned long long)r.st.raw_bytes);
-	KV("blocks", true, "%llu", (unsigned long long)r.st.blocks);
-	KV("duration_s", true, "%.6f", secs);
-	KV("streams", true, "%u", m->nr_streams);
-	KV("recovered", false, "%s", r.st.recovered ? "yes" : "no");
-	KV("damaged_blocks", true, "%llu",
+	KV("records", KV_NUMBER, "%llu", (unsigned long long)r.st.records);
+	KV("samples", KV_NUMBER, "%llu", (unsigned long long)r.st.samples);
+	KV("lost", KV_NUMBER, "%llu", (unsigned long long)r.st.lost);
+	KV("throttled", KV_NUMBER, "%llu", (unsigned long long)r.st.throttles);
+	KV("file", KV_TEXT, "%s", path);
+	KV("file_bytes", KV_NUMBER, "%llu", (unsigned long long)r.file_size);
+	KV("raw_bytes", KV_NUMBER, "%llu", (unsigned long long)r.st.raw_bytes);
+	KV("blocks", KV_NUMBER, "%llu", (unsigned long long)r.st.blocks);
+	KV("duration_s", KV_NUMBER, "%.6f", secs);
+	KV("streams", KV_NUMBER, "%u", m->nr_streams);
+	KV("recovered", KV_TEXT, "%s", r.st.recovered ? "yes" : "no");
+	KV("damaged_blocks", KV_NUMBER, "%llu",
 	   (unsigned long long)r.st.blocks_damaged);
-	KV("damaged_records", true, "%llu",
+	KV("damaged_records", KV_NUMBER, "%llu",
 	   (unsigned long long)r.st.records_damaged);
-	KV("torn_bytes", true, "%llu", (unsigned long long)r.st.torn_bytes);
-	KV("counted_from", false, "%s", scanned ? "blocks" : "end");
+	KV("torn_bytes", KV_NUMBER, "%llu",
+	   (unsigned long long)r.st.torn_bytes);
+	KV("counted_from", KV_TEXT, "%s", scanned ? "blocks" : "end");
 	kv[n].key = "events";
-	kv[n].number = false;
+	kv[n].kind = KV_TEXT;
 	kv[n].val[0] = '\0';
 	for (e = 0; e < m->nr_events; e++) {
 		size_t l = strlen(kv[n].val);
@@ -355,7 +362,7 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 	}
 	n++;
 	for (e = 0; e < m->nr_props && n < sizeof(kv) / sizeof(kv[0]); e++)
-		KV(m->prop_keys[e], false, "%s", m->prop_values[e]);
+		KV(m->prop_keys[e], KV_TEXT, "%s", m->prop_values[e]);
 #undef KV
 	if (json)
 		putchar('{');
@@ -371,7 +378,7 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 			putchar(',');
 		jsonw_fputs(stdout, kv[i].key);
 		putchar(':');
-		if (kv[i].number)
+		if (kv[i].kind == KV_NUMBER)
 			fputs(kv[i].val, stdout);
 		else
 			jsonw_fputs(stdout, kv[i].val);
