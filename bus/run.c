@@ -694,8 +694,12 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		pl.usage_error = true;
 		goto out;
 	}
+	/* a byte source's subject, or a record source's `path`, is a file
+	 * this run reads: never an output */
 	if (pl.src->p->flags & PIPE_PLUGIN_BYTES)
 		pl.hr.input = inst_subject(pl.src);
+	else if (args_has(pl.src->ctx.args, "path"))
+		pl.hr.input = args_str(pl.src->ctx.args, "path");
 	ret = open_sinks(&pl, err);
 	if (ret < 0)
 		goto out;

@@ -27,7 +27,7 @@ struct host_run {
 	struct meta *meta;           /* owned by whoever built it */
 	struct symbolizer *sym;      /* NULL until a sink asks */
 	char *const *command;        /* -- CMD, or NULL */
-	const char *input;           /* the file a byte source reads, or NULL */
+	const char *input;           /* the file the source reads, or NULL */
 	int command_status;          /* wait status, -1 while none */
 	volatile bool interrupted;   /* SIGINT/SIGTERM seen */
 	bool quiet;                  /* -q */

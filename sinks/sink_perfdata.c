@@ -6,7 +6,6 @@
  * records that carry one, else from the files the maps name.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,7 +30,7 @@ struct pdsink {
 	const struct pipe_host *host; /* borrowed */
 	struct pipe_ctx *ctx;         /* borrowed */
 	const char *path;             /* borrowed from the args */
-	int fd;                       /* owned unless stdout */
+	int fd;                       /* the host's output */
 	struct pdwrite *w;            /* owned */
 	struct mapped *maps;          /* open addressing, cap slots */
 	uint32_t nr_maps, cap_maps;
@@ -41,8 +40,6 @@ static const struct pipe_param pdsink_params[] = {
 	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
 	  NULL, "perf.data file to write, - for standard output", NULL, 0,
 	  0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "overwrite an existing file", NULL, 0, 0 },
 	{ "compress", PIPE_PARAM_INT, 0, "0",
 	  "zstd level of compressed records, 0: none", NULL, 0, 19 },
 	{ "record", PIPE_PARAM_ENUM, 0, "compressed",
@@ -59,8 +56,9 @@ static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		       void **state)
 {
 	struct pdsink *s = calloc(1, sizeof(*s));
-	int flags = O_RDWR | O_CREAT | O_CLOEXEC;
 	struct stat st;
+	FILE *f;
+	int ret;
 
 	if (!s) {
 		host->error(ctx, "cannot start sink 'perfdata': out of memory");
@@ -69,32 +67,17 @@ static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
-	if (!strcmp(s->path, "-")) {
-		s->fd = STDOUT_FILENO;
-		if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode) &&
-		    host->arg_int(ctx, "mode") != 2)
-			host->log(ctx, PIPE_LOG_NOTE,
-				  "perf.data to standard output is written in "
-				  "pipe mode");
-		*state = s;
-		return 0;
-	}
-	flags |= host->arg_int(ctx, "force") ? O_TRUNC : O_EXCL;
-	s->fd = open(s->path, flags, 0644);
-	if (s->fd < 0) {
-		int err = errno;
-
-		if (err == EEXIST) {
-			host->error(ctx, "output '%s' already exists", s->path);
-			host->hint(ctx, "add force=on to overwrite it: "
-				   "-k perfdata:%s,force=on", s->path);
-		} else {
-			host->error(ctx, "cannot create '%s': %s", s->path,
-				    strerror(err));
-		}
+	ret = host->open_output(ctx, s->path, &f);
+	if (ret < 0) {
 		free(s);
-		return -err;
+		return ret;
 	}
+	s->fd = fileno(f);
+	if (!strcmp(s->path, "-") && fstat(s->fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) && host->arg_int(ctx, "mode") != 2)
+		host->log(ctx, PIPE_LOG_NOTE,
+			  "perf.data to standard output is written in pipe "
+			  "mode");
 	*state = s;
 	return 0;
 }
@@ -105,8 +88,6 @@ static void pdsink_close(void *state)
 	uint32_t i;
 
 	pdwrite_free(s->w);
-	if (s->fd > STDERR_FILENO)
-		close(s->fd);
 	for (i = 0; i < s->cap_maps; i++)
 		free(s->maps[i].path);
 	free(s->maps);
@@ -171,7 +152,7 @@ static int pdsink_start(void *state)
 	ret = pdwrite_new(&s->w, s->fd, strcmp(s->path, "-") ? s->path
 							     : "<stdout>",
 			  s->host->arg_int(s->ctx, "mode") == 2 ||
-				  s->fd == STDOUT_FILENO,
+				  !strcmp(s->path, "-"),
 			  comp, level, ev, m->nr_events, &info, msg,
 			  sizeof(msg));
 	free(ev);
@@ -318,6 +299,7 @@ static int pdsink_finish(void *state)
 }
 
 PIPE_PLUGIN_SINK(
+	.flags = PIPE_PLUGIN_OUTPUT,
 	.name = "perfdata",
 	.summary = "write a perf.data file for perf report, perf script and "
 		   "hotspot",

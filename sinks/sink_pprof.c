@@ -7,12 +7,10 @@
  * come from the host's symbolizer, as the report sink shows them.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipe_plugin.h"
@@ -42,7 +40,7 @@ struct pp {
 	const struct pipe_host *host; /* borrowed */
 	struct pipe_ctx *ctx;         /* borrowed */
 	const char *path;             /* borrowed from the args */
-	int fd;                       /* owned unless stdout */
+	int fd;                       /* the host's output */
 	int level;                    /* gzip level */
 	bool lines;                   /* source lines and inline levels */
 	struct pprof *prof;           /* owned */
@@ -61,8 +59,6 @@ static const struct pipe_param pp_params[] = {
 	{ "path", PIPE_PARAM_STR, PIPE_PARAM_POSITIONAL | PIPE_PARAM_REQUIRED,
 	  NULL, "profile file to write (gzipped profile.proto), - for "
 	  "standard output", NULL, 0, 0 },
-	{ "force", PIPE_PARAM_BOOL, 0, "off",
-	  "overwrite an existing file", NULL, 0, 0 },
 	{ "level", PIPE_PARAM_INT, 0, "6", "gzip level", NULL, 1, 9 },
 	{ "lines", PIPE_PARAM_BOOL, 0, "on",
 	  "source lines and inlined functions from DWARF", NULL, 0, 0 },
@@ -73,7 +69,8 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		   void **state)
 {
 	struct pp *s = calloc(1, sizeof(*s));
-	int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	FILE *f;
+	int ret = -ENOMEM;
 
 	if (!s) {
 		host->error(ctx, "cannot start sink 'pprof': out of memory");
@@ -90,36 +87,17 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		host->error(ctx, "cannot start sink 'pprof': out of memory");
 		goto fail;
 	}
-	if (!strcmp(s->path, "-")) {
-		s->fd = STDOUT_FILENO;
-		*state = s;
-		return 0;
-	}
-	flags |= host->arg_int(ctx, "force") ? O_TRUNC : O_EXCL;
-	s->fd = open(s->path, flags, 0644);
-	if (s->fd < 0) {
-		int err = errno;
-
-		if (err == EEXIST) {
-			host->error(ctx, "output '%s' already exists", s->path);
-			host->hint(ctx, "add force=on to overwrite it: "
-				   "-k pprof:%s,force=on", s->path);
-		} else {
-			host->error(ctx, "cannot create '%s': %s", s->path,
-				    strerror(err));
-		}
-		free(s->cache);
-		free(s->locs);
-		free(s);
-		return -err;
-	}
+	ret = host->open_output(ctx, s->path, &f);
+	if (ret < 0)
+		goto fail;
+	s->fd = fileno(f);
 	*state = s;
 	return 0;
 fail:
 	free(s->cache);
 	free(s->locs);
 	free(s);
-	return -ENOMEM;
+	return ret;
 }
 
 static void pp_close(void *state)
@@ -128,8 +106,6 @@ static void pp_close(void *state)
 	uint32_t i;
 
 	pprof_free(s->prof);
-	if (s->fd > STDERR_FILENO)
-		close(s->fd);
 	for (i = 0; i < s->cap_bins; i++)
 		free(s->bins[i].path);
 	free(s->bins);
@@ -484,7 +460,7 @@ static int pp_finish(void *state)
 }
 
 PIPE_PLUGIN_SINK(
-	.flags = PIPE_PLUGIN_SYMBOLS,
+	.flags = PIPE_PLUGIN_SYMBOLS | PIPE_PLUGIN_OUTPUT,
 	.name = "pprof",
 	.summary = "write a pprof profile (gzipped profile.proto) for go tool "
 		   "pprof and fleet profilers",
