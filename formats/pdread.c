@@ -45,6 +45,18 @@ struct pdread {
 	bool ids_dirty;           /* events changed since the sort */
 	int id_pos;               /* sample: u64 index of the id, -1 none */
 	int id_back;              /* others: u64s from the end, 0 none */
+	/* ID_INDEX entries, sorted by id when ix_dirty is false */
+	struct ix_entry *ix;      /* owned, cap_ix slots */
+	uint32_t nr_ix, cap_ix;
+	bool ix_dirty;            /* entries added since the sort */
+};
+
+/* One PERF_RECORD_ID_INDEX entry: where an id's event was opened. */
+struct ix_entry {
+	uint64_t id;              /* sample id */
+	uint64_t seq;             /* order read: the last entry of an id wins */
+	int32_t cpu;              /* -1: any */
+	int32_t tid;              /* -1: any */
 };
 
 static int fail(struct pdread *r, int err, const char *fmt, ...)
@@ -545,31 +557,43 @@ static int sort_ids(struct pdread *r)
 	return 0;
 }
 
+/* The sample id of record h, where the first event's layout puts it;
+ * false when the record has none. */
+static bool record_id(const struct pdread *r,
+		      const struct perf_event_header *h, uint64_t *id)
+{
+	size_t at;
+
+	if (h->type == PERF_RECORD_SAMPLE) {
+		if (r->id_pos < 0)
+			return false;
+		at = 8 + 8 * (size_t)r->id_pos;
+		if (at + 8 > h->size)
+			return false;
+	} else {
+		if (!r->id_back)
+			return false;
+		if (h->size < 8 + 8 * (size_t)r->id_back)
+			return false;
+		at = h->size - 8 * (size_t)r->id_back;
+	}
+	*id = rd64((const uint8_t *)h + at);
+	return true;
+}
+
 uint32_t pdread_event_of(struct pdread *r, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)h;
 	uint32_t lo = 0, hi;
 	uint64_t id;
-	size_t at;
 
 	if (r->ids_dirty && sort_ids(r) < 0)
 		return UINT32_MAX;
 	if (r->info.nr_events == 1)
 		return 0;
-	if (h->type == PERF_RECORD_SAMPLE) {
-		if (r->id_pos < 0)
-			return r->info.nr_events ? 0 : UINT32_MAX;
-		at = 8 + 8 * (size_t)r->id_pos;
-		if (at + 8 > h->size)
-			return UINT32_MAX;
-	} else {
-		if (!r->id_back)
-			return UINT32_MAX;
-		if (h->size < 8 + 8 * (size_t)r->id_back)
-			return UINT32_MAX;
-		at = h->size - 8 * (size_t)r->id_back;
-	}
-	id = rd64(p + at);
+	if (h->type == PERF_RECORD_SAMPLE && r->id_pos < 0)
+		return r->info.nr_events ? 0 : UINT32_MAX;
+	if (!record_id(r, h, &id))
+		return UINT32_MAX;
 	hi = r->nr_sorted;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
@@ -582,6 +606,58 @@ uint32_t pdread_event_of(struct pdread *r, const struct perf_event_header *h)
 	if (lo < r->nr_sorted && r->id_keys[lo] == id)
 		return r->id_events[lo];
 	return UINT32_MAX;
+}
+
+static int cmp_ix(const void *a, const void *b)
+{
+	const struct ix_entry *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Sort the index by id, keeping the last entry of each id. */
+static void sort_ix(struct pdread *r)
+{
+	uint32_t i, n = 0;
+
+	qsort(r->ix, r->nr_ix, sizeof(*r->ix), cmp_ix);
+	for (i = 0; i < r->nr_ix; i++) {
+		if (n && r->ix[n - 1].id == r->ix[i].id)
+			n--;
+		r->ix[n++] = r->ix[i];
+	}
+	r->nr_ix = n;
+	r->ix_dirty = false;
+}
+
+int pdread_where(struct pdread *r, const struct perf_event_header *h,
+		 int32_t *cpu, int32_t *tid)
+{
+	uint32_t lo = 0, hi;
+	uint64_t id;
+
+	if (r->ids_dirty && sort_ids(r) < 0)
+		return -ENOMEM;
+	if (!r->nr_ix || !r->info.nr_events || !record_id(r, h, &id))
+		return -ENOENT;
+	if (r->ix_dirty)
+		sort_ix(r);
+	hi = r->nr_ix;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (r->ix[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == r->nr_ix || r->ix[lo].id != id)
+		return -ENOENT;
+	*cpu = r->ix[lo].cpu;
+	*tid = r->ix[lo].tid;
+	return 0;
 }
 
 void pdread_attr_name(const struct perf_event_attr *a, char *buf, size_t cap)
@@ -856,6 +932,7 @@ void pdread_free(struct pdread *r)
 	free(r->info.cmdline);
 	free(r->id_keys);
 	free(r->id_events);
+	free(r->ix);
 	ZSTD_freeDStream(r->zd);
 	free(r->dbuf);
 	free(r->align);
@@ -1048,6 +1125,49 @@ static void parse_header_attr(struct pdread *r, const uint8_t *p,
 		r->st.late_attrs++; /* kept out; the message is not fatal */
 }
 
+/* PERF_RECORD_ID_INDEX: u64 nr, then nr entries of u64 id, idx, cpu,
+ * tid (newer perf appends u64 machine_pid and vcpu per entry after them,
+ * for guests: not used here).  perf record writes it before the kernel's
+ * records; one after them is ignored (and counted). */
+static void parse_id_index(struct pdread *r, const uint8_t *p, uint16_t size)
+{
+	struct ix_entry *grown;
+	uint64_t nr, i;
+	uint32_t cap;
+
+	/* read once, before the records: sorted once, at the first lookup */
+	nr = size >= 16 ? rd64(p + 8) : UINT64_MAX;
+	if (r->started || nr > (size - 16u) / 32 ||
+	    nr > PDREAD_ID_INDEX_MAX - r->nr_ix) {
+		r->st.id_index_ignored++;
+		return;
+	}
+	if (r->nr_ix + nr > r->cap_ix) {
+		cap = r->cap_ix ? r->cap_ix : 64;
+		while (cap < r->nr_ix + nr)
+			cap *= 2;
+		grown = realloc(r->ix, cap * sizeof(*grown));
+		if (!grown) {
+			r->st.id_index_ignored++;
+			return;
+		}
+		r->ix = grown;
+		r->cap_ix = cap;
+	}
+	for (i = 0; i < nr; i++) {
+		const uint8_t *e = p + 16 + 32 * i;
+		struct ix_entry *x = &r->ix[r->nr_ix];
+
+		x->id = rd64(e);
+		x->cpu = (int32_t)rd64(e + 16);
+		x->tid = (int32_t)rd64(e + 24);
+		x->seq = r->st.id_index + i;
+		r->nr_ix++;
+	}
+	r->st.id_index += nr;
+	r->ix_dirty = true;
+}
+
 static void parse_event_update(struct pdread *r, const uint8_t *p,
 			       uint16_t size)
 {
@@ -1097,6 +1217,9 @@ static int user_record(struct pdread *r, const uint8_t *p, bool inflated,
 		return 0;
 	case PD_REC_HEADER_BUILD_ID:
 		add_build_id(r, p, h.size);
+		return 0;
+	case PD_REC_ID_INDEX:
+		parse_id_index(r, p, h.size);
 		return 0;
 	case PD_REC_HEADER_TRACING_DATA:
 		/* the tracing data follows the record, 8-aligned */

@@ -25,6 +25,7 @@
 #define PDREAD_FEATURE_MAX (64u << 20)   /* bytes of one feature */
 #define PDREAD_BUILD_IDS_MAX (1u << 16)  /* build-id entries kept */
 #define PDREAD_INFLATE_MAX (64u << 20)   /* one compressed record's output */
+#define PDREAD_ID_INDEX_MAX (1u << 20)   /* ID_INDEX entries kept */
 
 struct pdread;
 
@@ -80,6 +81,9 @@ struct pdread_stats {
 	uint64_t compressed;        /* compressed records inflated */
 	uint64_t inflated_bytes;    /* bytes they gave */
 	uint64_t skipped;           /* perf records not used (aux, stat) */
+	uint64_t id_index;          /* ID_INDEX entries read */
+	uint64_t id_index_ignored;  /* ID_INDEX records ignored: a bad size,
+				       or after the first kernel record */
 	uint64_t late_attrs;        /* attrs after the records began */
 	bool torn;                  /* the data ended inside a record */
 	bool bad;                   /* a record's size was impossible */
@@ -124,6 +128,18 @@ const char *pdread_error(const struct pdread *r);
  */
 uint32_t pdread_event_of(struct pdread *r,
 			 const struct perf_event_header *h);
+
+/*
+ * Where the event of record h (kernel type) was opened, as perf's
+ * PERF_RECORD_ID_INDEX records say (perf record writes one: each sample
+ * id with the cpu and the thread of its event; perf takes a sample's cpu
+ * from there when the sample has none): 0 with *cpu and *tid set (-1:
+ * any cpu, any thread), or -ENOENT when the record carries no id or no
+ * index entry names it.  A later entry for an id replaces an earlier
+ * one; index records after the first kernel record are ignored.
+ */
+int pdread_where(struct pdread *r, const struct perf_event_header *h,
+		 int32_t *cpu, int32_t *tid);
 
 /* A name for an attr that the file leaves unnamed ("cpu-clock", ...),
  * written to buf. */

@@ -308,6 +308,25 @@ static bool is_sideband(uint32_t type)
 	}
 }
 
+/* The CPU stream of record h of event ev: its CPU field, else the cpu
+ * perf's ID_INDEX gives its sample id (perf record leaves CPU out of the
+ * samples of a command's events), else stream 0. */
+static uint32_t stream_of(struct pdsrc *s, const struct perf_event_header *h,
+			  uint32_t ev, uint32_t cpu)
+{
+	const struct pdread_info *in = pdread_info(s->rd);
+	const struct perf_event_attr *a = NULL;
+	int32_t where, tid;
+
+	if (ev < in->nr_events)
+		a = (const struct perf_event_attr *)(const void *)
+		    in->events[ev].attr;
+	if ((!a || !(a->sample_type & PERF_SAMPLE_CPU)) &&
+	    pdread_where(s->rd, h, &where, &tid) == 0 && where >= 0)
+		cpu = (uint32_t)where;
+	return cpu < s->nr_streams ? cpu : 0;
+}
+
 /* Copy record h into the batch with its event, time and stream. */
 static void batch_add(struct pdsrc *s, struct pipe_batch *b, size_t *used,
 		      const struct perf_event_header *h)
@@ -334,8 +353,8 @@ static void batch_add(struct pdsrc *s, struct pipe_batch *b, size_t *used,
 	rec->stream = is_sideband(h->type) ? PIPE_STREAM_SIDEBAND : 0;
 	if (s->host->decode_sample_id(s->ctx, rec, &sid) == 0) {
 		rec->time = sid.time;
-		if (rec->stream == 0 && sid.cpu < s->nr_streams)
-			rec->stream = sid.cpu;
+		if (rec->stream == 0)
+			rec->stream = stream_of(s, h, ev, sid.cpu);
 	}
 	b->nr++;
 }
@@ -352,6 +371,11 @@ static int report_end(struct pdsrc *s)
 		s->host->log(s->ctx, PIPE_LOG_WARN,
 			     "'%s': %" PRIu64 " event attrs after the first "
 			     "record were ignored", s->path, st->late_attrs);
+	if (st->id_index_ignored)
+		s->host->log(s->ctx, PIPE_LOG_WARN,
+			     "'%s': %" PRIu64 " ID_INDEX records ignored (a "
+			     "bad size, or after the first kernel record)",
+			     s->path, st->id_index_ignored);
 	if (s->bad_build_ids)
 		s->host->log(s->ctx, PIPE_LOG_WARN,
 			     "'%s': %" PRIu64 " MMAP2 records flag a build-id "

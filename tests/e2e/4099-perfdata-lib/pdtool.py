@@ -16,12 +16,20 @@
                             dropped, the COMPRESSED feature cleared, the
                             other features kept: what perf reads when the
                             records inside need perfdata-fix-mmap2.py
-  pdtool.py make [--pipe] [--zstd] OUT
+  pdtool.py idcpus IN       samples per cpu as IN's PERF_RECORD_ID_INDEX
+                            places their ids (file mode, uncompressed):
+                            one "CPU COUNT" line per cpu
+  pdtool.py make [--pipe] [--zstd] [--id-index [--late]] OUT
                             a small perf.data of our own: one cpu-clock
                             event (ids 1, 2), a COMM of 'hostile' and 3
                             samples, the hostname feature; --pipe in pipe
                             mode, --zstd with the records in a
-                            PERF_RECORD_COMPRESSED (made by the zstd tool)
+                            PERF_RECORD_COMPRESSED (made by the zstd tool);
+                            --id-index: samples carry ids 1, 2, 1 and no
+                            CPU, a PERF_RECORD_ID_INDEX puts id 1 on cpu 0
+                            and id 2 on cpu 1, the nr_cpus feature says 2
+                            (--late: another index after the samples,
+                            both ids on cpu 1)
 """
 import struct
 import subprocess
@@ -54,39 +62,66 @@ def hdr_string(text):
 def make(args):
     out = args[-1]
     pipe, zst = '--pipe' in args, '--zstd' in args
-    # attr: cpu-clock, sample IP|TID|TIME|CPU|PERIOD, sample_id_all
+    index, late = '--id-index' in args, '--late' in args
+    # attr: cpu-clock, sample IP|TID|TIME|CPU|PERIOD (--id-index:
+    # IP|TID|TIME|ID|PERIOD), sample_id_all
     attr = bytearray(136)
-    struct.pack_into('<IIQQQ', attr, 0, 1, 136, 0, 4000, 0x187)
+    struct.pack_into('<IIQQQ', attr, 0, 1, 136, 0, 4000,
+                     0x147 if index else 0x187)
     struct.pack_into('<Q', attr, 40, 1 << 18 | 1 << 10)  # sample_id_all, freq
     ids = struct.pack('<QQ', 1, 2)
     comm = b'hostile\0'
     body = struct.pack('<II', 100, 100) + comm
-    trailer = struct.pack('<IIQII', 100, 100, 1000, 0, 0)
-    recs = struct.pack('<IHH', 3, 0, 8 + len(body) + len(trailer)) + body + trailer
+    if index:
+        trailer = struct.pack('<IIQQ', 100, 100, 1000, 1)
+    else:
+        trailer = struct.pack('<IIQII', 100, 100, 1000, 0, 0)
+    recs = b''
+    if index:  # id, idx, cpu, tid: as perf record writes it, first
+        recs += struct.pack('<IHHQ', 69, 0, 16 + 64, 2)
+        recs += struct.pack('<QQQQ', 1, 0, 0, 100)
+        recs += struct.pack('<QQQQ', 2, 1, 1, 100)
+    recs += struct.pack('<IHH', 3, 0, 8 + len(body) + len(trailer)) + body + trailer
     for i in range(3):
-        s = struct.pack('<QIIQIIQ', 0x401000 + i, 100, 100, 2000 + i, i % 2, 0, 250000)
+        if index:
+            s = struct.pack('<QIIQQQ', 0x401000 + i, 100, 100, 2000 + i,
+                            i % 2 + 1, 250000)
+        else:
+            s = struct.pack('<QIIQIIQ', 0x401000 + i, 100, 100, 2000 + i,
+                            i % 2, 0, 250000)
         recs += struct.pack('<IHH', 9, 2, 8 + len(s)) + s
+    if late:
+        recs += struct.pack('<IHHQ', 69, 0, 16 + 64, 2)
+        recs += struct.pack('<QQQQ', 1, 0, 1, 100)
+        recs += struct.pack('<QQQQ', 2, 1, 1, 100)
     if zst:
         z = subprocess.run(['zstd', '-q', '-c', '-3'], input=recs,
                            stdout=subprocess.PIPE, check=True).stdout
         recs = struct.pack('<IHH', 81, 0, 8 + len(z)) + z
-    feat = hdr_string('hostile-host')
+    feats = [(3, hdr_string('hostile-host'))]
+    if index:
+        feats.append((7, struct.pack('<II', 2, 2)))  # nr_cpus avail, online
     if pipe:
         a = struct.pack('<IHH', 64, 0, 8 + len(attr) + len(ids)) + attr + ids
-        f = struct.pack('<IHH', 80, 0, 16 + len(feat)) + struct.pack('<Q', 3) + feat
+        f = b''.join(struct.pack('<IHH', 80, 0, 16 + len(b)) +
+                     struct.pack('<Q', n) + b for n, b in feats)
         d = b'PERFILE2' + struct.pack('<Q', 16) + a + f + recs
     else:
         attrs_off = 104
         ids_off = attrs_off + len(attr) + 16
         data_off = ids_off + len(ids)
         feat_tab = data_off + len(recs)
-        feat_off = feat_tab + 16
+        feat_off = feat_tab + 16 * len(feats)
+        bits = sum(1 << n for n, _ in feats)
         h = b'PERFILE2' + struct.pack('<QQ', 104, len(attr) + 16)
         h += struct.pack('<QQQQQQ', attrs_off, len(attr) + 16, data_off,
                          len(recs), 0, 0)
-        h += struct.pack('<QQQQ', 1 << 3, 0, 0, 0)
+        h += struct.pack('<QQQQ', bits, 0, 0, 0)
         d = h + attr + struct.pack('<QQ', ids_off, len(ids)) + ids + recs
-        d += struct.pack('<QQ', feat_off, len(feat)) + feat
+        for n, b in feats:
+            d += struct.pack('<QQ', feat_off, len(b))
+            feat_off += len(b)
+        d += b''.join(b for _, b in feats)
     open(out, 'wb').write(d)
 
 
@@ -133,7 +168,33 @@ def decompress(src, dst):
     open(dst, 'wb').write(bytes(head) + data + bytes(tab) + bytes(body))
 
 
+def idcpus(src):
+    d = open(src, 'rb').read()
+    attrs_off = struct.unpack_from('<Q', d, 24)[0]
+    st = struct.unpack_from('<Q', d, attrs_off + 24)[0]
+    if st & (1 << 16):  # IDENTIFIER: first
+        at = 8
+    elif st & (1 << 6):  # ID: after IP, TID, TIME, ADDR
+        at = 8 + 8 * sum(1 for b in (0, 1, 2, 3) if st >> b & 1)
+    else:
+        sys.exit("%s: samples carry no id" % src)
+    where, count = {}, {}
+    for o, typ, misc, sz in records(d):
+        if typ == 69:
+            nr = struct.unpack_from('<Q', d, o + 8)[0]
+            for i in range(nr):
+                sid, idx, cpu, tid = struct.unpack_from('<QQQQ', d, o + 16 + 32 * i)
+                where[sid] = cpu
+        elif typ == 9:
+            cpu = where[struct.unpack_from('<Q', d, o + at)[0]]
+            count[cpu] = count.get(cpu, 0) + 1
+    for cpu in sorted(count):
+        print(cpu, count[cpu])
+
+
 def main():
+    if sys.argv[1] == 'idcpus':
+        return idcpus(sys.argv[2])
     if sys.argv[1] == 'make':
         return make(sys.argv[2:])
     if sys.argv[1] == 'decompress':
