@@ -134,7 +134,8 @@ GROWN_OBJS := $(CORE_SRCS:%.c=$(BUILD)/grown/obj/%.o) $(BUILD)/grown/obj/cmd/pip
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 # fuzzing harnesses: with driver.c in every build (the smoke run of make
 # test), with libFuzzer in a FUZZER=1 build; one per built codec
-FUZZ_NAMES := $(filter-out codec,$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
+# (the perf.data reader's needs libzstd, as the perfdata plugins do)
+FUZZ_NAMES := $(filter-out codec $(if $(call have,zstd.h),,pdread),$(patsubst tests/fuzz/fuzz_%.c,%,$(wildcard tests/fuzz/fuzz_*.c)))
 FUZZ_CODECS := $(patsubst $(BUILD)/plugins/codec_%.so,%,$(filter $(BUILD)/plugins/codec_%,$(PLUGINS)))
 FUZZ_BINS := $(FUZZ_NAMES:%=$(BUILD)/fuzz/fuzz_%) \
 	$(FUZZ_CODECS:%=$(BUILD)/fuzz/fuzz_codec_%)
@@ -201,6 +202,12 @@ $(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c tests/fuzz/driver.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -DFUZZ_CODEC='"$*"' -o $@ $< \
 		$(FUZZ_MAIN) $(CORE_OBJS) $(LDFLAGS) $(CORE_LIBS)
+
+$(BUILD)/fuzz/fuzz_pdread: tests/fuzz/fuzz_pdread.c tests/fuzz/driver.c \
+		$(BUILD)/obj/plugins/formats/pdread.o
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -Iformats -o $@ $< $(FUZZ_MAIN) \
+		$(BUILD)/obj/plugins/formats/pdread.o $(LDFLAGS) -lzstd
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)

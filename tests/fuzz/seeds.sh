@@ -3,7 +3,10 @@
 # by the build's own pipe (small synth recordings with each codec, the
 # transform, dictionaries, a cut and the golden files) and cut into what
 # each harness takes: OUT/container, OUT/meta, OUT/transform, OUT/decode,
-# OUT/codec_NAME, OUT/params, OUT/conf, OUT/symbolizer, OUT/elfsyms.
+# OUT/codec_NAME, OUT/params, OUT/conf, OUT/symbolizer, OUT/elfsyms;
+# and OUT/pdread: perf.data files of our own, written by the perfdata
+# sink and, where perf record works, by perf (file mode, pipe mode,
+# compressed, two events with an id index).
 set -eu
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "$1" && pwd) OUT=$2
@@ -38,4 +41,30 @@ for f in fx_pie fx_nopie fx_dbg libfx.so libfx_stripped.so; do
 	[ -f "$B/tests/fixtures/$f" ] && cp "$B/tests/fixtures/$f" "$OUT/elfsyms/$f"
 done
 cp "$B/plugins/codec_none.so" "$OUT/elfsyms/"
+# perf.data: made by hand, by the perfdata sink, by perf record
+if [ -f "$B/plugins/sink_perfdata.so" ]; then
+	mkdir -p "$OUT/pdread"
+	cd "$OUT/pdread"
+	T=$TOP/tests/e2e/4099-perfdata-lib/pdtool.py
+	python3 "$T" make own.data
+	python3 "$T" make --pipe own-pipe.data
+	python3 "$T" make --zstd own-zstd.data
+	python3 "$T" make --pipe --zstd own-pipe-zstd.data
+	python3 "$T" make --id-index own-index.data
+	python3 "$T" make --pipe --id-index --late own-index-late.data
+	src=$OUT/container/s1.dat
+	"$PIPE" -q -s "file:$src" -k perfdata:sink.data,force=on
+	"$PIPE" -q -s "file:$src" -k perfdata:- > sink-pipe.data
+	"$PIPE" -q -s "file:$src" -k perfdata:sink-z.data,compress=3,force=on
+	"$PIPE" -q -s "file:$src" -k perfdata:sink-z2.data,compress=1,record=compressed2,force=on
+	"$PIPE" -q -s "file:$src" -k perfdata:-,compress=1 > sink-pipe-z.data
+	# perf's own, small: a short run of the bundled workload
+	burn=$B/tests/workloads/burn
+	if command -v perf >/dev/null && [ -x "$burn" ] &&
+	   perf record -B -q -F 2000 -e cpu-clock,task-clock -o perf-two.data -- "$burn" 20 1 >/dev/null 2>&1; then
+		perf record -B -q -F 2000 -z -g -o perf-z.data -- "$burn" 20 1 >/dev/null 2>&1 || true
+		perf record -B -q -F 2000 -o - -- "$burn" 20 1 > perf-pipe.data 2>/dev/null || true
+	fi
+	rm -f ./*.old
+fi
 ls "$OUT"/*/ | grep -vc ':$' >/dev/null
