@@ -4,9 +4,12 @@
  * ELF and CFI are read once; modules are reported the first time a frame
  * lands in them.  Only x86_64 register dumps are understood.
  */
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +23,10 @@
 #define UNWIND_PROCS 32
 /* Files that would not load, remembered per process (not retried). */
 #define UNWIND_BAD_MAX 16
+/* where distributions install separate debug files */
+#define UNWIND_DEBUG_ROOT "/usr/lib/debug"
+/* longest build-id looked up (GNU ones are 20 bytes) */
+#define UNWIND_BUILD_ID_MAX 64
 /* x86_64 DWARF registers: rax rdx rcx rbx rsi rdi rbp rsp r8-r15 rip */
 #define UNWIND_NREGS 17
 #define DWARF_SP 7
@@ -60,6 +67,101 @@ struct unwind {
 	Dwfl_Callbacks cb;              /* lives as long as the Dwfls */
 };
 
+/* Is the ELF file open on fd the one whose build-id is id? */
+static bool has_build_id(int fd, const unsigned char *id, int len)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *got;
+	ssize_t n;
+	bool same;
+
+	if (!elf)
+		return false;
+	n = dwelf_elf_gnu_build_id(elf, &got);
+	same = n == len && memcmp(got, id, (size_t)len) == 0;
+	elf_end(elf);
+	return same;
+}
+
+/* A candidate debug file: its fd, *name set (libdw frees it), or -1
+ * when it is missing, not a regular file or not the module's. */
+static int debug_candidate(const char *path, const char *main_file,
+			   const unsigned char *id, int len, char **name)
+{
+	struct pipe_err err;
+	struct stat st;
+	int fd;
+
+	if (main_file && !strcmp(path, main_file))
+		return -1;
+	/* the recording names these places: a FIFO must not hang us */
+	fd = trust_open(path, "cannot open", &st, &err);
+	if (fd < 0)
+		return -1;
+	if (!has_build_id(fd, id, len)) {
+		close(fd);
+		return -1;
+	}
+	*name = strdup(path);
+	if (!*name) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * libdw's find_debuginfo callback.  dwfl_standard_find_debuginfo opens
+ * each place it looks at with a blocking open(2), so a FIFO there would
+ * hang pipe beyond Ctrl-C; this one looks at the places it looks at by
+ * default, each opened as every file a recording names is (trust_open),
+ * and keeps a file only when its build-id is the module's:
+ * /usr/lib/debug/.build-id/xx/rest.debug, then for a .gnu_debuglink
+ * LINK of DIR/binary: DIR/LINK, DIR/.debug/LINK, /usr/lib/debug/DIR/LINK.
+ * A module without a build-id gets no debug file (nothing would tell a
+ * stale one); its .eh_frame still unwinds it.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata,
+			  const char *modname, Dwarf_Addr base,
+			  const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	char cand[PATH_MAX], hex[2 * UNWIND_BUILD_ID_MAX + 1];
+	const unsigned char *id;
+	const char *slash;
+	GElf_Addr vaddr;
+	int len, i, dir, fd;
+
+	(void)userdata;
+	(void)modname;
+	(void)base;
+	(void)debuglink_crc;
+	len = dwfl_module_build_id(mod, &id, &vaddr);
+	if (len < 2 || len > UNWIND_BUILD_ID_MAX)
+		return -1;
+	for (i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	snprintf(cand, sizeof(cand), UNWIND_DEBUG_ROOT "/.build-id/%.2s/%s.debug",
+		 hex, hex + 2);
+	fd = debug_candidate(cand, file_name, id, len, debuginfo_file_name);
+	slash = file_name ? strrchr(file_name, '/') : NULL;
+	if (fd >= 0 || !debuglink_file || !debuglink_file[0] || !slash)
+		return fd;
+	dir = (int)(slash - file_name);
+	snprintf(cand, sizeof(cand), "%.*s/%s", dir, file_name, debuglink_file);
+	fd = debug_candidate(cand, file_name, id, len, debuginfo_file_name);
+	if (fd >= 0)
+		return fd;
+	snprintf(cand, sizeof(cand), "%.*s/.debug/%s", dir, file_name,
+		 debuglink_file);
+	fd = debug_candidate(cand, file_name, id, len, debuginfo_file_name);
+	if (fd >= 0)
+		return fd;
+	snprintf(cand, sizeof(cand), UNWIND_DEBUG_ROOT "%.*s/%s", dir,
+		 file_name, debuglink_file);
+	return debug_candidate(cand, file_name, id, len, debuginfo_file_name);
+}
+
 int unwind_new(struct unwind **out, unwind_find_map_fn find_map,
 	       void *opaque)
 {
@@ -69,7 +171,7 @@ int unwind_new(struct unwind **out, unwind_find_map_fn find_map,
 		return -ENOMEM;
 	u->find_map = find_map;
 	u->opaque = opaque;
-	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.find_debuginfo = find_debuginfo;
 	u->cb.section_address = dwfl_offline_section_address;
 	u->cb.debuginfo_path = &u->debuginfo_path;
 	*out = u;
