@@ -6,11 +6,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "conf.h"
 #include "params.h"
 #include "pipeline.h"
+#include "trust.h"
 
 static int write_bytes(void *opaque, const void *buf, size_t len,
 		       struct pipe_err *err)
@@ -94,35 +96,40 @@ static const char *default_codec(const struct pipeline *pl)
 	return pl->src->p->flags & PIPE_PLUGIN_LIVE ? "zstd:1" : "zstd:3";
 }
 
-/* A pre-trained dictionary from dict_file=, copied into the file. */
+/* A pre-trained dictionary from dict_file=, copied into the file; opened
+ * as an untrusted file is (a FIFO there must not hang pipe). */
 static int read_dict_file(struct pipeline *pl, const char *path,
 			  struct pipe_err *err)
 {
-	FILE *f = fopen(path, "rb");
-	long n;
+	struct stat st;
+	size_t got = 0;
+	ssize_t n;
+	int fd = trust_open(path, "cannot open dictionary", &st, err);
 
-	if (!f)
-		return pipe_err_set(err, -errno, "cannot open dictionary '%s': %s",
-				    path, strerror(errno));
-	if (fseek(f, 0, SEEK_END) < 0 || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET) < 0) {
-		fclose(f);
-		return pipe_err_set(err, -EIO, "cannot read dictionary '%s'", path);
-	}
-	if (n < 8 || n > (long)CONTAINER_DICT_MAX) {
-		fclose(f);
+	if (fd < 0)
+		return fd;
+	if (st.st_size < 8 || st.st_size > (off_t)CONTAINER_DICT_MAX) {
+		close(fd);
 		return pipe_err_set(err, -EINVAL,
-				    "cannot use dictionary '%s': %ld bytes (8 B to 1 MiB)",
-				    path, n);
+				    "cannot use dictionary '%s': %lld bytes (8 B to 1 MiB)",
+				    path, (long long)st.st_size);
 	}
-	pl->dict_data = malloc((size_t)n);
+	pl->dict_data = malloc((size_t)st.st_size);
 	if (!pl->dict_data) {
-		fclose(f);
+		close(fd);
 		return -ENOMEM;
 	}
-	pl->dict_len = fread(pl->dict_data, 1, (size_t)n, f);
-	fclose(f);
-	if (pl->dict_len != (size_t)n)
+	while (got < (size_t)st.st_size) {
+		n = read(fd, pl->dict_data + got, (size_t)st.st_size - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	pl->dict_len = got;
+	if (got != (size_t)st.st_size)
 		return pipe_err_set(err, -EIO, "cannot read dictionary '%s'", path);
 	return 0;
 }
