@@ -355,6 +355,7 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 		close(fd);
 		return pipe_err_set(err, -ENOMEM, "out of memory");
 	}
+	l->fd = -1;
 	l->path = strdup(path);
 	/* a name without '/' would make dlopen search the library path */
 	n = strlen(path) + 32;
@@ -364,10 +365,15 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 		goto out_free;
 	}
 	/* set-id or with capabilities, load the very file checked above:
-	 * the user could swap the path's file in between */
-	if (getauxval(AT_SECURE))
+	 * the user could swap the path's file in between.  The fd stays
+	 * open while the plugin is loaded: dlopen knows a library by its
+	 * name, and a closed fd's number (so its /proc name) is reused by
+	 * the next plugin, which would get this one's handle. */
+	if (getauxval(AT_SECURE)) {
 		snprintf(dlpath, n, "/proc/self/fd/%d", fd);
-	else
+		l->fd = fd;
+		fd = -1;
+	} else
 		snprintf(dlpath, n, "%s%s", strchr(path, '/') ? "" : "./",
 			 path);
 	l->handle = dlopen(dlpath, RTLD_NOW | RTLD_LOCAL);
@@ -400,13 +406,15 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	if (ret < 0)
 		goto out_free;
 	free(dlpath);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	*out = l;
 	return 0;
 
 out_free:
 	free(dlpath);
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	loader_close(l);
 	return ret;
 }
@@ -417,6 +425,8 @@ void loader_close(struct loaded *l)
 		return;
 	if (l->handle)
 		dlclose(l->handle);
+	if (l->fd >= 0)
+		close(l->fd);
 	free(l->params);
 	free(l->path);
 	free(l);

@@ -18,6 +18,8 @@ struct loaded {
 					     host's element size, or NULL */
 	void *handle;                     /* dlopen handle */
 	char *path;                       /* owned copy */
+	int fd;                           /* set-id: the checked file, open
+					     while loaded, else -1 */
 };
 
 /*
