@@ -1004,7 +1004,10 @@ static int tmp_create(const char *dir)
 /* The sideband waits in an unlinked temporary file (format=perf only). */
 static int json_open_side(struct json *j)
 {
-	const char *dir = getenv("TMPDIR");
+	/* a set-id pipe or one with file capabilities takes no directory
+	 * from its caller's environment (secure_getenv, as glibc's own
+	 * temporary files do) */
+	const char *dir = secure_getenv("TMPDIR");
 	int e;
 
 	j->side.buf = malloc(JSON_BUF_SIZE);
