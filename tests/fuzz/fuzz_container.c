@@ -1,6 +1,6 @@
 /*
  * fuzz_container.c - the container reader on a whole file in memory,
- * with the real codec plugins: a forward read from a seekable source or
+ * with the real codec plugins (instances kept across files): a forward read from a seekable source or
  * from a stream (a pipe), or a window or CPU/pid subset read, chosen by
  * the input's length modulo 4.  Every record handed out is decoded as a
  * sink would, and its callchain and raw bytes are read in full.
@@ -17,58 +17,106 @@
 
 #define FUZZ_INSTS 64
 
+/*
+ * Codec instances cost much to open (the real host parses arguments, a
+ * codec allocates its contexts), so an instance a file closes is kept
+ * for the next file, unless it was handed a dictionary: that would carry
+ * over and make a finding depend on the inputs before it.  The reader
+ * gets a copy of the codec's descriptor whose add_dict marks the
+ * instance before calling the codec's own.
+ */
+struct pooled {
+	struct inst *in;      /* NULL: slot free */
+	uint32_t codec;       /* codec id */
+	bool busy;            /* opened by the file being read */
+	bool dirty;           /* a dictionary was added: freed at close */
+};
+
 static struct loaded *codecs[4];
-static struct inst *insts[FUZZ_INSTS];
+static struct pipe_plugin wrapped[4];
+static struct pooled pool[FUZZ_INSTS];
 static volatile uint64_t sink;
+
+static struct pooled *pooled_of(const void *state)
+{
+	int i;
+
+	for (i = 0; i < FUZZ_INSTS; i++)
+		if (pool[i].in && pool[i].in->state == state)
+			return &pool[i];
+	return NULL;
+}
+
+static int add_dict_marked(void *state, uint32_t id, const void *dict,
+			   size_t len)
+{
+	struct pooled *pd = pooled_of(state);
+
+	if (!pd)
+		abort(); /* the reader handed a state we never gave */
+	pd->dirty = true;
+	return codecs[pd->codec]->plugin->add_dict(state, id, dict, len);
+}
 
 static int codec_open(void *opaque, uint32_t codec_id,
 		      const struct pipe_plugin **p, void **state,
 		      struct pipe_ctx **ctx, struct pipe_err *err)
 {
-	struct inst *in;
+	struct pooled *pd = NULL;
 	int i;
 
 	(void)opaque;
 	*ctx = NULL;
 	if (codec_id >= 4 || !codecs[codec_id])
 		return pipe_err_set(err, -ENOENT, "no codec %u", codec_id);
-	for (i = 0; i < FUZZ_INSTS && insts[i]; i++)
-		;
-	in = i < FUZZ_INSTS ? fuzz_codec_open(codecs[codec_id]) : NULL;
-	if (!in)
+	for (i = 0; i < FUZZ_INSTS && !pd; i++)
+		if (pool[i].in && !pool[i].busy && pool[i].codec == codec_id)
+			pd = &pool[i];
+	for (i = 0; i < FUZZ_INSTS && !pd; i++)
+		if (!pool[i].in)
+			pd = &pool[i];
+	if (pd && !pd->in) {
+		pd->in = fuzz_codec_open(codecs[codec_id]);
+		pd->codec = codec_id;
+		pd->dirty = false;
+	}
+	if (!pd || !pd->in)
 		return pipe_err_set(err, -ENOMEM, "cannot open codec %u",
 				    codec_id);
-	insts[i] = in;
-	*p = in->p;
-	*state = in->state;
-	*ctx = &in->ctx;
+	if (!wrapped[codec_id].name) {
+		wrapped[codec_id] = *pd->in->p;
+		if (wrapped[codec_id].add_dict)
+			wrapped[codec_id].add_dict = add_dict_marked;
+	}
+	pd->busy = true;
+	*p = &wrapped[codec_id];
+	*state = pd->in->state;
+	*ctx = &pd->in->ctx;
 	return 0;
 }
 
 static void codec_close(void *opaque, const struct pipe_plugin *p,
 			void *state)
 {
-	int i;
+	struct pooled *pd = pooled_of(state);
 
 	(void)opaque;
 	(void)p;
-	for (i = 0; i < FUZZ_INSTS; i++) {
-		if (insts[i] && insts[i]->state == state) {
-			inst_free(insts[i]);
-			insts[i] = NULL;
-		}
+	if (!pd)
+		return;
+	pd->busy = false;
+	if (pd->dirty) {
+		inst_free(pd->in);
+		memset(pd, 0, sizeof(*pd));
 	}
 }
 
 static const char *codec_error(void *opaque, void *state)
 {
-	int i;
+	struct pooled *pd = pooled_of(state);
 
 	(void)opaque;
-	for (i = 0; i < FUZZ_INSTS; i++)
-		if (insts[i] && insts[i]->state == state)
-			return insts[i]->ctx.err.msg;
-	return NULL;
+	return pd ? pd->in->ctx.err.msg : NULL;
 }
 
 static void on_report(void *opaque, const char *line)
