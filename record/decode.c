@@ -114,7 +114,9 @@ static uint32_t record_event(const struct meta *m,
 		at = (size_t)h->size - 8 * (1 + (size_t)!!(t & PERF_SAMPLE_STREAM_ID) +
 					     !!(t & PERF_SAMPLE_CPU));
 	}
-	if (h->size < sizeof(*h) + 8 || at < sizeof(*h) || at + 8 > h->size)
+	/* at may have wrapped below 0 for a record shorter than its trailer */
+	if (h->size < sizeof(*h) + 8 || at < sizeof(*h) ||
+	    at > (size_t)h->size - 8)
 		return PIPE_EVENT_NONE;
 	memcpy(&id, (const uint8_t *)h + at, 8);
 	return meta_event_of_id(m, id);

@@ -226,11 +226,41 @@ static void test_raw_size_cannot_wrap(void)
 	meta_free(m);
 }
 
+/* A record shorter than the sample_id_all trailer its event declares:
+ * the id is looked for inside it, never before it (the offset wrapped
+ * below 0 and passed the bounds check; found by fuzz_decode). */
+static void test_short_trailer_stays_inside(void)
+{
+	struct perf_event_attr a = { 0 };
+	uint64_t ids[1] = { 31 }, ids2[1] = { 32 };
+	struct meta *m = meta_new();
+	struct perf_event_header *h = malloc(16);
+	struct pipe_record r = { h, 0, 0, PIPE_EVENT_NONE };
+	struct pipe_sample_id sid;
+	struct pipe_err err;
+
+	CHECK(h != NULL);
+	a.size = sizeof(a);
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_ID |
+			PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU;
+	a.sample_id_all = 1;
+	CHECK(meta_add_event(m, &a, "cpu-clock", ids, 1, &err) == 0);
+	a.config = 1;
+	CHECK(meta_add_event(m, &a, "task-clock", ids2, 1, &err) == 1);
+	memset(h, 0, 16);
+	h->type = PERF_RECORD_EXIT;
+	h->size = 16; /* the trailer alone would take 24 bytes */
+	CHECK(decode_sample_id(m, &r, &sid) == -EINVAL);
+	free(h);
+	meta_free(m);
+}
+
 int main(void)
 {
 	test_roundtrip();
 	test_decode();
 	test_decode_id();
 	test_raw_size_cannot_wrap();
+	test_short_trailer_stays_inside();
 	return test_result();
 }
