@@ -23,6 +23,7 @@
 
 struct loc_slot {
 	uint64_t addr;            /* address as recorded */
+	uint64_t look;            /* address looked up (addr - 1 for a return) */
 	uint32_t pid;
 	uint32_t gen;             /* sideband generation it is valid for */
 	uint64_t loc;             /* pprof location id, 0: empty */
@@ -320,8 +321,8 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 	uint64_t map;
 	uint32_t n;
 
-	if (c->loc && c->addr == addr && c->pid == pid && c->gen == s->gen &&
-	    c->misc == misc)
+	if (c->loc && c->addr == addr && c->look == look && c->pid == pid &&
+	    c->gen == s->gen && c->misc == misc)
 		return c->loc;
 	if (s->host->symbolize(s->ctx, pid, look, misc, &sym) < 0)
 		memset(&sym, 0, sizeof(sym));
@@ -344,6 +345,7 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 	n = levels(s, pid, look, misc, name, name == sym.name, lines);
 	c->loc = pprof_location(s->prof, map, addr, lines, n);
 	c->addr = addr;
+	c->look = look;
 	c->pid = pid;
 	c->gen = s->gen;
 	c->misc = misc;
