@@ -139,6 +139,9 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns);
  * back from a later call, as the encoder's do. */
 int cwriter_flush_output(struct cwriter *w, struct pipe_err *err);
 void cwriter_stats(const struct cwriter *w, struct cw_stats *st);
+/* True when no job waits and the worker runs none (so the next ones
+ * queued wait for cwriter_idle). */
+bool cwriter_settled(struct cwriter *w);
 /* Records the recorder lost on `stream` besides the kernel's own
  * PERF_RECORD_LOST (ring overruns it counted itself): a LOST block now.
  * Readers add them to cr_stats.lost. */

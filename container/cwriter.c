@@ -727,6 +727,18 @@ void cwriter_stats(const struct cwriter *w, struct cw_stats *st)
 	st->blocks = __atomic_load_n(&w->pub_blocks, __ATOMIC_RELAXED);
 }
 
+bool cwriter_settled(struct cwriter *w)
+{
+	bool settled;
+
+	if (!w->thread_on)
+		return true;
+	pthread_mutex_lock(&w->mu);
+	settled = !w->head && !w->running;
+	pthread_mutex_unlock(&w->mu);
+	return settled;
+}
+
 void cwriter_free(struct cwriter *w)
 {
 	uint32_t i;

@@ -66,6 +66,7 @@ struct sym {
 	uint32_t dso;      /* index into strs, NONE: no map */
 	uint32_t kernel;   /* 1: [k] */
 	uint64_t offset;   /* unresolved: address in the dso (or ip) */
+	uint64_t start;    /* named: its start (two functions may share a name) */
 	uint64_t hash;
 	uint32_t inlined;  /* 1: a function inlined there (inline=on) */
 	uint32_t pad;
@@ -397,7 +398,7 @@ static bool sym_eq(const struct sym *a, const struct sym *b)
 		return false;
 	if (!a->name || !b->name)
 		return !a->name && !b->name && a->offset == b->offset;
-	return strcmp(a->name, b->name) == 0;
+	return a->start == b->start && strcmp(a->name, b->name) == 0;
 }
 
 static uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
@@ -411,8 +412,11 @@ static uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
 	k.kernel = kernel;
 	k.inlined = inlined;
 	k.offset = ps->name ? 0 : ps->offset;
-	k.hash = mix(mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
-			 k.kernel), k.inlined);
+	/* static functions of one name in two files are two rows, as in
+	 * perf; an inlined function is one row wherever it was inlined */
+	k.start = ps->name && !inlined ? ps->sym_start : 0;
+	k.hash = mix(mix(mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
+			     k.kernel), k.inlined), k.start);
 	for (slot = htab_first(&r->syms_h, k.hash);
 	     (idx = htab_next(&r->syms_h, &slot)) != NONE;) {
 		e = vec_at(&r->syms, idx);

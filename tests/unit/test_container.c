@@ -1650,7 +1650,7 @@ static void test_encoder_idle(void)
 	struct cwriter *w = NULL;
 	struct mem f = { 0 };
 	struct pipe_batch b = { 0 };
-	struct cw_stats ws, prev = { 0 };
+	struct cw_stats ws;
 	struct result res;
 	struct gen g;
 	size_t i;
@@ -1667,14 +1667,16 @@ static void test_encoder_idle(void)
 		cwriter_idle(w, UINT64_MAX / 2);
 		if (i != 500)
 			continue;
-		/* let the worker write the first blocks and time them */
-		for (waits = 0; waits < 5000; waits++) {
+		/* let the worker write the first blocks, time them and go
+		 * back to sleep (however slowly a loaded machine runs it):
+		 * the blocks queued from now on wait for cwriter_idle */
+		for (waits = 0; waits < 60000; waits++) {
 			cwriter_stats(w, &ws);
-			if (ws.blocks && ws.blocks == prev.blocks)
+			if (ws.blocks && cwriter_settled(w))
 				break;
-			prev = ws;
 			usleep(1000);
 		}
+		CHECK(ws.blocks > 0 && cwriter_settled(w));
 	}
 	cwriter_stats(w, &ws);
 	CHECK(ws.inline_blocks > 0);

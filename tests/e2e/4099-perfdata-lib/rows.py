@@ -7,11 +7,13 @@ command may hold spaces); perf's Samples-less table and pipe's are both
 read.  An unresolved address is shown by perf as 0x%016x and by pipe as
 '[unknown] BIN+0xOFF': both become the bare hex.  Rows are compared as
 sorted sets of (overhead, command, object, symbol).  Exit 1 with the
-differences, 0 when equal; `rows.py -p A` prints A's rows; `-c COMM`
+differences, 0 when equal (a row held twice, as two functions of one
+name, must be there twice on both sides); `rows.py -p A` prints A's rows; `-c COMM`
 first keeps only the rows of that command.
 """
 import re
 import sys
+from collections import Counter
 
 
 def columns(dots):
@@ -126,23 +128,22 @@ def main():
         if not a[ev]:
             print('%s: no rows' % ev)
             bad = 1
-        sa, sb = set(a[ev]), set(b[ev])
+        ca, cb = Counter(a[ev]), Counter(b[ev])
         # a row of the same share, command and object naming the same
         # address another way is the same row
-        only_a, only_b = sa - sb, sb - sa
-        for r in sorted(only_a):
+        only_a, only_b = ca - cb, cb - ca
+        for r in sorted(only_a.elements()):
             key = r.rsplit('|', 1)[0]
-            twin = [x for x in only_b if x.rsplit('|', 1)[0] == key and
+            twin = [x for x in +only_b if x.rsplit('|', 1)[0] == key and
                     aliases(r, x)]
             if twin:
                 print('note: %s: %s is %s' % (ev, r, twin[0]))
-                only_b.discard(twin[0])
-                sa.discard(r)
-                sb.discard(twin[0])
-        for r in sorted(sa - sb):
+                only_b[twin[0]] -= 1
+                only_a[r] -= 1
+        for r in sorted((+only_a).elements()):
             print('%s: only in %s: %s' % (ev, sys.argv[1], r))
             bad = 1
-        for r in sorted(sb - sa):
+        for r in sorted((+only_b).elements()):
             print('%s: only in %s: %s' % (ev, sys.argv[2], r))
             bad = 1
     return bad
