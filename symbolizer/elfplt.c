@@ -513,10 +513,21 @@ out_quiet:
 	return ret;
 }
 
+int elfplt_read_elf(Elf *elf, const char *path, struct symtab **plt,
+		    struct pipe_err *err)
+{
+	struct plt_secs ps = { 0 };
+
+	*plt = NULL;
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
+		return 0;
+	plt_find(elf, &ps);
+	return plt_build(elf, &ps, path, plt, err);
+}
+
 int elfplt_read(const char *path, struct symtab **plt,
 		struct pipe_err *err)
 {
-	struct plt_secs ps = { 0 };
 	Elf *elf;
 	int fd, ret;
 
@@ -524,10 +535,7 @@ int elfplt_read(const char *path, struct symtab **plt,
 	ret = elfsyms_open(path, &fd, &elf, err);
 	if (ret < 0)
 		return ret;
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		plt_find(elf, &ps);
-		ret = plt_build(elf, &ps, path, plt, err);
-	}
+	ret = elfplt_read_elf(elf, path, plt, err);
 	elf_end(elf);
 	close(fd);
 	return ret;

@@ -5,6 +5,7 @@
 #ifndef PIPE_ELFPLT_H
 #define PIPE_ELFPLT_H
 
+struct Elf;
 struct pipe_err;
 struct symtab;
 
@@ -19,5 +20,9 @@ struct symtab;
  * through.  Returns 0 or negative errno with err set.
  */
 int elfplt_read(const char *path, struct symtab **plt, struct pipe_err *err);
+
+/* The same for an ELF already open (the file's name only for messages). */
+int elfplt_read_elf(struct Elf *elf, const char *path, struct symtab **plt,
+		    struct pipe_err *err);
 
 #endif

@@ -87,13 +87,37 @@ static int inflate_xz(const void *in, size_t len, uint8_t **out,
 	return 0;
 }
 
-int minidebug_read(const char *path, struct symtab **syms,
-		   struct pipe_err *err)
+int minidebug_read_elf(Elf *elf, const char *path, struct symtab **syms,
+		       struct pipe_err *err)
 {
 	struct elfsyms_info info;
 	Elf_Data *d;
 	uint8_t *image = NULL;
 	size_t len = 0;
+	int ret = 0;
+
+	*syms = NULL;
+	d = elf && elf_kind(elf) == ELF_K_ELF ? find_section(elf) : NULL;
+	if (!d || !d->d_buf || d->d_size == 0)
+		return 0;
+	if (d->d_size > MINIDEBUG_PACKED_MAX)
+		ret = -EINVAL;
+	else
+		ret = inflate_xz(d->d_buf, d->d_size, &image, &len);
+	if (ret < 0)
+		return pipe_err_set(err, ret, "cannot read the .gnu_debugdata "
+				    "of '%s': %s", path, ret == -EINVAL ?
+				    "not xz data within the limits" :
+				    strerror(-ret));
+	ret = elfsyms_read_mem(image, len, path, ELFSYMS_SYMTAB, &info, syms,
+			       err);
+	free(image);
+	return ret;
+}
+
+int minidebug_read(const char *path, struct symtab **syms,
+		   struct pipe_err *err)
+{
 	Elf *elf;
 	int fd, ret;
 
@@ -101,29 +125,23 @@ int minidebug_read(const char *path, struct symtab **syms,
 	ret = elfsyms_open(path, &fd, &elf, err);
 	if (ret < 0)
 		return ret;
-	d = elf && elf_kind(elf) == ELF_K_ELF ? find_section(elf) : NULL;
-	if (!d || !d->d_buf || d->d_size == 0)
-		goto out;
-	if (d->d_size > MINIDEBUG_PACKED_MAX)
-		ret = -EINVAL;
-	else
-		ret = inflate_xz(d->d_buf, d->d_size, &image, &len);
-	if (ret < 0) {
-		pipe_err_set(err, ret, "cannot read the .gnu_debugdata of "
-			     "'%s': %s", path, ret == -EINVAL ?
-			     "not xz data within the limits" : strerror(-ret));
-		goto out;
-	}
-	ret = elfsyms_read_mem(image, len, path, ELFSYMS_SYMTAB, &info, syms,
-			       err);
-out:
-	free(image);
+	ret = minidebug_read_elf(elf, path, syms, err);
 	elf_end(elf);
 	close(fd);
 	return ret;
 }
 
 #else /* pipe built without liblzma: the section is not read */
+
+int minidebug_read_elf(Elf *elf, const char *path, struct symtab **syms,
+		       struct pipe_err *err)
+{
+	(void)elf;
+	(void)path;
+	(void)err;
+	*syms = NULL;
+	return 0;
+}
 
 int minidebug_read(const char *path, struct symtab **syms,
 		   struct pipe_err *err)

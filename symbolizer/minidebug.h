@@ -6,6 +6,7 @@
 #ifndef PIPE_MINIDEBUG_H
 #define PIPE_MINIDEBUG_H
 
+struct Elf;
 struct pipe_err;
 struct symtab;
 
@@ -21,5 +22,9 @@ struct symtab;
  */
 int minidebug_read(const char *path, struct symtab **syms,
 		   struct pipe_err *err);
+
+/* The same for an ELF already open (the file's name only for messages). */
+int minidebug_read_elf(struct Elf *elf, const char *path,
+		       struct symtab **syms, struct pipe_err *err);
 
 #endif

@@ -36,8 +36,9 @@ printf 'level=3\0:level=x,,=,cpus=++,flush=1h' > "$OUT/params/c"
 cp "$TOP/plugins.conf" "$OUT/conf/plugins.conf"
 printf '# comment\nsink report build/plugins/sink_report.so sort=period\ncodec zstd ./z.so 9\n\nsource x /abs/x.so\n' > "$OUT/conf/b"
 printf 'codec a a.so\ncodec a b.so\nbogus\nsink\n' > "$OUT/conf/c"
-# ELF files: the fixtures and a plugin
-for f in fx_pie fx_nopie fx_dbg libfx.so libfx_stripped.so; do
+# ELF files: the fixtures (PLTs of every kind, MiniDebugInfo) and a plugin
+for f in fx_pie fx_nopie fx_dbg libfx.so libfx_stripped.so fx_names_ibt \
+	fx_pltgot fx_ifunc fx_inline_mini; do
 	[ -f "$B/tests/fixtures/$f" ] && cp "$B/tests/fixtures/$f" "$OUT/elfsyms/$f"
 done
 cp "$B/plugins/codec_none.so" "$OUT/elfsyms/"
