@@ -56,9 +56,9 @@ have = $(shell printf '$(HASH)include <$(1)>\n' | \
 
 # ---- core: build/pipe ------------------------------------------------------
 # debug files fetched from debuginfod servers, where libdebuginfod is there
+# (opened with dlopen when a server is named, not linked: see dbgfetch.c)
 ifeq ($(call have,elfutils/debuginfod.h),y)
 CORE_CFLAGS += -DHAVE_DEBUGINFOD=1
-DEBUGINFOD_LIBS := -ldebuginfod
 else
 CORE_CFLAGS += -DHAVE_DEBUGINFOD=0
 endif
@@ -72,7 +72,7 @@ endif
 # lib/: helpers the core shares with plugins, which link their own copy
 CORE_SRCS := $(filter-out cmd/pipe.c,$(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c)))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
-CORE_LIBS := -ldw -lelf $(DEBUGINFOD_LIBS) $(LZMA_LIBS) -lxxhash -liberty -ldl -lm -pthread
+CORE_LIBS := -ldw -lelf $(LZMA_LIBS) -lxxhash -liberty -ldl -lm -pthread
 
 # ---- plugins ------------------------------------------------------------------
 # A plugin is one file (sources/src_NAME.c, codecs/codec_NAME.c,

@@ -3,8 +3,12 @@
  * library brings the HTTP client (libcurl), the server list, the cache
  * and its cleaning, and the negative cache of misses; this file bounds
  * each transfer in time and stops it on Ctrl-C from the progress
- * callback, which the library calls while the transfer runs.
+ * callback, which the library calls while the transfer runs.  It is
+ * opened with dlopen only when DEBUGINFOD_URLS names a server: linked,
+ * its thirty libraries (libcurl, TLS, Kerberos) would cost every pipe
+ * command some milliseconds of start-up.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,8 +22,21 @@
 #if HAVE_DEBUGINFOD
 #include <elfutils/debuginfod.h>
 
+/* the library's functions this file calls, from dlsym */
+struct dbgfetch_lib {
+	void *handle;              /* dlopen's; never closed */
+	debuginfod_client *(*begin)(void);
+	void (*end)(debuginfod_client *c);
+	void (*set_user_data)(debuginfod_client *c, void *data);
+	void (*set_progressfn)(debuginfod_client *c,
+			       debuginfod_progressfn_t fn);
+	int (*find_debuginfo)(debuginfod_client *c, const unsigned char *id,
+			      int len, char **path);
+};
+
 struct dbgfetch {
 	struct dbgfetch_opts opts;
+	struct dbgfetch_lib lib;
 	debuginfod_client *client;
 	uint64_t deadline;         /* CLOCK_MONOTONIC ns of this transfer */
 	bool timed_out;            /* the progress callback cut it: time */
@@ -50,12 +67,42 @@ static bool stop_asked(const struct dbgfetch *f)
 	       sigismember(&set, SIGTERM) == 1;
 }
 
+/* dlsym's object pointer into a function pointer of the same size */
+static bool lib_sym(void *handle, const char *name, void *fn, size_t size)
+{
+	void *sym = dlsym(handle, name);
+
+	if (!sym || size != sizeof(sym))
+		return false;
+	memcpy(fn, &sym, size);
+	return true;
+}
+
+/* The fetcher that owns client c, from its user data: the progress
+ * callback gets nothing else, so the library (open already) is looked
+ * up again for the getter. */
+static struct dbgfetch *fetch_of(debuginfod_client *c)
+{
+	void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_NOLOAD);
+	void *(*get)(debuginfod_client *) = NULL;
+	struct dbgfetch *f = NULL;
+
+	if (!h)
+		return NULL;
+	if (lib_sym(h, "debuginfod_get_user_data", &get, sizeof(get)))
+		f = get(c);
+	dlclose(h);
+	return f;
+}
+
 static int on_progress(debuginfod_client *c, long done, long total)
 {
-	struct dbgfetch *f = debuginfod_get_user_data(c);
+	struct dbgfetch *f = fetch_of(c);
 
 	(void)done;
 	(void)total;
+	if (!f)
+		return 0;
 	if (stop_asked(f)) {
 		f->stopped = true;
 		return 1;
@@ -67,10 +114,32 @@ static int on_progress(debuginfod_client *c, long done, long total)
 	return 0;
 }
 
+/* 0, or 1 when the library cannot be opened (nothing is fetched then) */
+static int lib_open(struct dbgfetch_lib *l)
+{
+	l->handle = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!l->handle)
+		return 1;
+	if (lib_sym(l->handle, "debuginfod_begin", &l->begin,
+		    sizeof(l->begin)) &&
+	    lib_sym(l->handle, "debuginfod_end", &l->end, sizeof(l->end)) &&
+	    lib_sym(l->handle, "debuginfod_set_user_data",
+		    &l->set_user_data, sizeof(l->set_user_data)) &&
+	    lib_sym(l->handle, "debuginfod_set_progressfn",
+		    &l->set_progressfn, sizeof(l->set_progressfn)) &&
+	    lib_sym(l->handle, "debuginfod_find_debuginfo",
+		    &l->find_debuginfo, sizeof(l->find_debuginfo)))
+		return 0;
+	dlclose(l->handle);
+	l->handle = NULL;
+	return 1;
+}
+
 int dbgfetch_new(struct dbgfetch **out, const struct dbgfetch_opts *o)
 {
 	const char *urls = getenv("DEBUGINFOD_URLS");
 	struct dbgfetch *f;
+	int ret;
 
 	*out = NULL;
 	if (!urls || !urls[strspn(urls, " \t")])
@@ -79,13 +148,21 @@ int dbgfetch_new(struct dbgfetch **out, const struct dbgfetch_opts *o)
 	if (!f)
 		return -ENOMEM;
 	f->opts = *o;
-	f->client = debuginfod_begin();
+	ret = lib_open(&f->lib);
+	if (ret > 0) {
+		if (f->opts.warn)
+			f->opts.warn(f->opts.opaque, "debuginfod: cannot open "
+				     "libdebuginfod.so.1: nothing is fetched");
+		free(f);
+		return 0;
+	}
+	f->client = f->lib.begin();
 	if (!f->client) {
 		free(f);
 		return -ENOMEM;
 	}
-	debuginfod_set_user_data(f->client, f);
-	debuginfod_set_progressfn(f->client, on_progress);
+	f->lib.set_user_data(f->client, f);
+	f->lib.set_progressfn(f->client, on_progress);
 	*out = f;
 	return 0;
 }
@@ -94,7 +171,9 @@ void dbgfetch_free(struct dbgfetch *f)
 {
 	if (!f)
 		return;
-	debuginfod_end(f->client);
+	f->lib.end(f->client);
+	/* the library stays loaded: libcurl and its TLS libraries keep
+	 * process-wide state that must not be unmapped under them */
 	free(f);
 }
 
@@ -125,7 +204,7 @@ int dbgfetch_debuginfo(struct dbgfetch *f, const uint8_t *id, uint32_t len,
 	f->timed_out = false;
 	f->stopped = false;
 	f->deadline = now_ns() + f->opts.timeout_ns;
-	fd = debuginfod_find_debuginfo(f->client, id, (int)len, &got);
+	fd = f->lib.find_debuginfo(f->client, id, (int)len, &got);
 	if (fd >= 0) {
 		close(fd);
 		snprintf(path, cap, "%s", got);
