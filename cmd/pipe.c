@@ -328,6 +328,9 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 		print_err(&err);
 		return 1;
 	}
+	if (scanned && !scan)
+		fprintf(stderr, "pipe: '%s' has no valid END and index: "
+			"every block was read to count\n", path);
 	m = meta_view(r.meta);
 	secs = r.st.t_last > r.st.t_first ?
 		(double)(r.st.t_last - r.st.t_first) / 1e9 : 0.0;
