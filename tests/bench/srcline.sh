@@ -23,7 +23,7 @@ fail() { echo "srcline.sh: $*" >&2; exit 1; }
 make -s -C "$TOP/tests/fixtures" OUT="$FX" >/dev/null || fail "cannot build fixtures"
 command -v perf >/dev/null || fail "perf is not installed"
 # about 240 million iterations a CPU second on this kind of machine
-iters=$(awk -v s="$SAMPLES" -v f="$FREQ" 'BEGIN { printf "%d", s / f * 240000000 }')
+iters=$(awk -v s="$SAMPLES" -v f="$FREQ" 'BEGIN { printf "%.0f", s / f * 240000000 }')
 "$PIPE" -q -s perf:freq="$FREQ" -k file:"$dir/x.dat" -- "$FX/fx_inline" "$iters" ||
 	fail "record"
 "$PIPE" -q -s file:"$dir/x.dat" -k perfdata:"$dir/x.data" || fail "perf.data"
