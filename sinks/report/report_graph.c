@@ -61,19 +61,22 @@ int compute_children(struct report *r)
 		const uint32_t *f = vec_at(&r->pool, c->off);
 		struct row *row;
 
-		/* every distinct row above the leaf gets the period once;
-		 * inlined functions have no rows */
+		/* every distinct row above the leaf gets the period once; a
+		 * function inlined anywhere in the chain (inline=on), at the
+		 * sample's own address too, is a row of its own whose share
+		 * is all children, as in perf --children --inline */
 		next_stamp(r);
 		leaf = true;
 		for (j = 0; j < c->len; j++) {
-			if (is_inlined(r, f[j]))
-				continue;
+			bool inlined = is_inlined(r, f[j]);
+
 			row = frame_row(r, c, f, j, &first);
 			if (!row)
 				return -ENOMEM;
-			if (first && !leaf)
+			if (first && (!leaf || inlined))
 				row->children += c->period;
-			leaf = false;
+			if (!inlined)
+				leaf = false;
 		}
 	}
 	return 0;
@@ -93,7 +96,8 @@ int find_occurrences(struct report *r)
 			for (j = 0; j < c->len; j++) {
 				struct row *row;
 
-				if (is_inlined(r, f[j]))
+				/* without children, the leaf's own row only */
+				if (!r->children && is_inlined(r, f[j]))
 					continue;
 				row = frame_row(r, c, f, j, &first);
 				if (!row)
