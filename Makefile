@@ -225,6 +225,16 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
+# the container tests, one binary per concern, share tests/unit/ctest.c
+$(BUILD)/obj/tests/unit/ctest.o: tests/unit/ctest.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -c -o $@ $<
+
+$(BUILD)/tests/test_container_%: tests/unit/test_container_%.c \
+		$(BUILD)/obj/tests/unit/ctest.o $(CORE_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
+
 $(BUILD)/tests/plugins/%.so: tests/plugins/%.c include/pipe/pipe_plugin.h tests/plugins/crash_common.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
@@ -287,11 +297,13 @@ check: deps
 # the tests that run threads (parallel block decoding, the recorder),
 # again under ThreadSanitizer: a data race stops the program and fails
 # the case
-TSAN_TESTS := unit/test_container e2e/0203- e2e/0206- e2e/1000- e2e/1009- \
-	e2e/1011-
+TSAN_UNITS := test_container_reader test_container_damage \
+	test_container_encoder
+TSAN_TESTS := $(TSAN_UNITS:%=unit/%) e2e/0203- e2e/0206- e2e/1000- \
+	e2e/1009- e2e/1011-
 tsan: deps
 	$(MAKE) -j2 BUILD=build-tsan SAN=thread all \
-		build-tsan/tests/test_container build-tsan/tests/workloads.stamp
+		$(TSAN_UNITS:%=build-tsan/tests/%) build-tsan/tests/workloads.stamp
 	@TSAN_OPTIONS=halt_on_error=1 PIPE_TEST_THREADED_ONLY=1 \
 		TEST_FILTER="$(TSAN_TESTS)" tests/run.sh build-tsan
 

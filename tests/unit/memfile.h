@@ -79,7 +79,8 @@ static int mem_size(void *state, uint64_t *size)
 	return 0;
 }
 
-static const struct pipe_plugin mem_source = {
+/* unused in the files that include this header only for struct mem */
+__attribute__((unused)) static const struct pipe_plugin mem_source = {
 	.abi = PIPE_ABI,
 	.size = sizeof(struct pipe_plugin),
 	.kind = PIPE_KIND_SOURCE,
