@@ -10,7 +10,8 @@
 # Unit test binaries follow the same exit convention.
 #
 # Cases run in parallel, TEST_JOBS at a time (default: one more than the
-# CPUs, at most 4); results are printed in suite order as they complete.
+# CPUs, at most 4), the longest ones first (the list `slow` below);
+# results are printed in suite order as they complete.
 # TEST_FILTER=substr runs only the cases whose name contains it (several
 # substrings, space-separated: the cases that contain any of them).  A case
 # running longer than TEST_TIMEOUT seconds (default 900: a guard against
@@ -141,6 +142,30 @@ flush() {
 	done
 }
 
+# The cases that take longest (CPU and wall, measured on both builds),
+# longest first: they start first, so the run never ends on one of them
+# alone while the other workers idle.  Results still print in suite order.
+slow=(e2e/0202- e2e/2001- e2e/0210- unit/test_codecs e2e/2000- e2e/0201-
+	e2e/0205- e2e/4002- unit/test_container_damage e2e/3011- e2e/0206-
+	e2e/1010- e2e/0034- e2e/0200-)
+
+# the task indexes in the order they start: the slow cases, those of the
+# later builds (sanitizers: slower) first, then the rest in suite order
+run_order() {
+	local s i k n=${#t_name[@]} started=()
+	for s in "${slow[@]}"; do
+		for ((k = n - 1; k >= 0; k--)); do
+			[[ "${t_name[$k]}" == "$s"* ]] || continue
+			[ -z "${started[$k]:-}" ] || continue
+			started[$k]=1
+			echo "$k"
+		done
+	done
+	for ((i = 0; i < n; i++)); do
+		[ -z "${started[$i]:-}" ] && echo "$i"
+	done
+}
+
 main() {
 	local b t d i
 	for b in "$@"; do
@@ -153,7 +178,7 @@ main() {
 			add "$b" e2e "${d%/}" "e2e/$(basename "$d")"
 		done
 	done
-	for i in "${!t_name[@]}"; do
+	for i in $(run_order); do
 		while [ "$(jobs -pr | wc -l)" -ge "$jobs" ]; do
 			wait -n
 			flush
