@@ -13,11 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "err.h"
 #include "kcache.h"
+#include "trust.h"
 
 #define KALLSYMS "/proc/kallsyms"
 #define KCACHE_PREFIX "kallsyms-"
@@ -98,14 +102,15 @@ static void key_add_file(XXH3_state_t *st, const char *path)
 }
 
 /*
- * The cache file's path for the running kernel into path: 0, or -1
- * when there is no cache (turned off, no home, no boot id).
+ * The cache directory into dir and the running kernel's key: 0, or -1
+ * when there is no cache (turned off, no home, no boot id).  Taken from
+ * the environment as a set-id program may (secure_getenv).
  */
-static int kcache_path(char *dir, size_t dcap, char *path, size_t pcap)
+static int kcache_dir_key(char *dir, size_t dcap, uint64_t *out)
 {
-	const char *off = getenv("PIPE_KALLSYMS_CACHE");
-	const char *xdg = getenv("XDG_CACHE_HOME");
-	const char *home = getenv("HOME");
+	const char *off = secure_getenv("PIPE_KALLSYMS_CACHE");
+	const char *xdg = secure_getenv("XDG_CACHE_HOME");
+	const char *home = secure_getenv("HOME");
 	XXH3_state_t *st;
 	uint64_t key;
 	int n;
@@ -131,6 +136,21 @@ static int kcache_path(char *dir, size_t dcap, char *path, size_t pcap)
 	key_add_file(st, "/proc/modules");
 	key = XXH3_64bits_digest(st);
 	XXH3_freeState(st);
+	*out = key;
+	return 0;
+}
+
+/*
+ * The cache file's path for the running kernel into path: 0, or -1
+ * when there is no cache (turned off, no home, no boot id).
+ */
+static int kcache_path(char *dir, size_t dcap, char *path, size_t pcap)
+{
+	uint64_t key;
+	int n;
+
+	if (kcache_dir_key(dir, dcap, &key) < 0)
+		return -1;
 	n = snprintf(path, pcap, "%s/" KCACHE_PREFIX "%016" PRIx64, dir, key);
 	return n < 0 || (size_t)n >= pcap ? -1 : 0;
 }
@@ -214,8 +234,9 @@ static bool cache_good(const char *buf, size_t len, const char *key)
 	return lines == want;
 }
 
-/* Keep only the newest cache: older boots' files are removed. */
-static void remove_stale(const char *dir, const char *keep)
+/* Keep only the newest cache: older boots' files (`prefix`*) go. */
+static void remove_stale(const char *dir, const char *prefix,
+			 const char *keep)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -224,7 +245,7 @@ static void remove_stale(const char *dir, const char *keep)
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, KCACHE_PREFIX, strlen(KCACHE_PREFIX)) ||
+		if (strncmp(e->d_name, prefix, strlen(prefix)) ||
 		    strcmp(e->d_name, keep) == 0)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) <
@@ -234,16 +255,32 @@ static void remove_stale(const char *dir, const char *keep)
 	closedir(d);
 }
 
-/* Write the cache atomically (a temporary file renamed); failures are
- * silent: the next run reads /proc/kallsyms again. */
-static void cache_write(const char *dir, const char *path, const char *buf,
-			size_t len)
+static bool write_all(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t put = write(fd, (const char *)buf + done, len - done);
+
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put <= 0)
+			return false;
+		done += (size_t)put;
+	}
+	return true;
+}
+
+/* Write a cache file of the parts atomically (a temporary file renamed),
+ * then remove the `prefix` files of other keys; failures are silent: the
+ * next run reads /proc/kallsyms again. */
+static void cache_write(const char *dir, const char *path, const char *prefix,
+			const struct iovec *parts, int n)
 {
 	char tmp[4200], parent[4096];
 	const char *slash;
-	ssize_t put = 0;
-	size_t done = 0;
-	int fd;
+	bool ok = true;
+	int fd, i;
 
 	slash = strrchr(dir, '/');
 	if (slash && (size_t)(slash - dir) < sizeof(parent)) {
@@ -258,17 +295,10 @@ static void cache_write(const char *dir, const char *path, const char *buf,
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return;
-	while (done < len && put >= 0) {
-		put = write(fd, buf + done, len - done);
-		if (put > 0)
-			done += (size_t)put;
-		else if (put < 0 && errno == EINTR)
-			put = 0;
-		else if (put == 0)
-			put = -1;
-	}
-	if (close(fd) == 0 && done == len && rename(tmp, path) == 0) {
-		remove_stale(dir, strrchr(path, '/') + 1);
+	for (i = 0; i < n && ok; i++)
+		ok = write_all(fd, parts[i].iov_base, parts[i].iov_len);
+	if (close(fd) == 0 && ok && rename(tmp, path) == 0) {
+		remove_stale(dir, prefix, strrchr(path, '/') + 1);
 		return;
 	}
 	unlink(tmp);
@@ -302,8 +332,104 @@ int kcache_kallsyms(char **buf, size_t *len, bool *cached)
 	if (ret < 0)
 		return ret;
 	if (have_path && addresses)
-		cache_write(dir, path, out, out_len);
+		cache_write(dir, path, KCACHE_PREFIX,
+			    &(struct iovec){ .iov_base = out, .iov_len = out_len },
+			    1);
 	*buf = out;
 	*len = out_len;
 	return 0;
+}
+
+/* ---- the binary image ----------------------------------------------- */
+
+/* A binary cache file: this header, then `len` payload bytes whose XXH3
+ * is `sum`; the key is the text cache's. */
+struct kbin_head {
+	char magic[8];
+	uint64_t key;
+	uint64_t len;
+	uint64_t sum;
+};
+
+#define KBIN_PREFIX "kallbin-"
+#define KBIN_MAGIC "pipeKB01"
+
+static int kbin_path(char *dir, size_t dcap, char *path, size_t pcap,
+		     uint64_t *key)
+{
+	int n;
+
+	if (kcache_dir_key(dir, dcap, key) < 0)
+		return -1;
+	n = snprintf(path, pcap, "%s/" KBIN_PREFIX "%016" PRIx64, dir, *key);
+	return n < 0 || (size_t)n >= pcap ? -1 : 0;
+}
+
+int kcache_image_load(struct kcache_image *img)
+{
+	char dir[4096], path[4200];
+	struct kbin_head h;
+	struct pipe_err err;
+	struct stat st;
+	uint64_t key;
+	void *map;
+	int fd;
+
+	memset(img, 0, sizeof(*img));
+	if (kbin_path(dir, sizeof(dir), path, sizeof(path), &key) < 0)
+		return -ENOENT;
+	fd = trust_open(path, "cannot open", &st, &err);
+	if (fd < 0)
+		return -ENOENT;
+	if ((size_t)st.st_size < sizeof(h) || (uint64_t)st.st_size > KCACHE_TEXT_MAX) {
+		close(fd);
+		return -ENOENT;
+	}
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -ENOENT;
+	memcpy(&h, map, sizeof(h));
+	if (memcmp(h.magic, KBIN_MAGIC, sizeof(h.magic)) || h.key != key ||
+	    h.len != (uint64_t)st.st_size - sizeof(h) ||
+	    XXH3_64bits((const char *)map + sizeof(h), h.len) != h.sum) {
+		munmap(map, (size_t)st.st_size);
+		return -ENOENT;
+	}
+	img->map = map;
+	img->map_len = (size_t)st.st_size;
+	img->data = (const char *)map + sizeof(h);
+	img->len = h.len;
+	return 0;
+}
+
+void kcache_image_save(const struct iovec *parts, int n)
+{
+	char dir[4096], path[4200];
+	struct iovec all[KCACHE_IMAGE_PARTS + 1];
+	struct kbin_head h;
+	XXH3_state_t *st;
+	uint64_t key;
+	int i;
+
+	if (n > KCACHE_IMAGE_PARTS ||
+	    kbin_path(dir, sizeof(dir), path, sizeof(path), &key) < 0)
+		return;
+	st = XXH3_createState();
+	if (!st)
+		return;
+	XXH3_64bits_reset(st);
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, KBIN_MAGIC, sizeof(h.magic));
+	h.key = key;
+	for (i = 0; i < n; i++) {
+		XXH3_64bits_update(st, parts[i].iov_base, parts[i].iov_len);
+		h.len += parts[i].iov_len;
+		all[i + 1] = parts[i];
+	}
+	h.sum = XXH3_64bits_digest(st);
+	XXH3_freeState(st);
+	all[0].iov_base = &h;
+	all[0].iov_len = sizeof(h);
+	cache_write(dir, path, KBIN_PREFIX, all, n + 1);
 }

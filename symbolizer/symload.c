@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -234,6 +235,99 @@ void sym_load_vdso(struct symbolizer *s, struct dso *d)
 	free(copy);
 }
 
+/*
+ * The kernel's table as a cached image (kcache_image_*): a header, the
+ * modules' ranges, the table's entries and names, each part a multiple
+ * of 8 bytes but the names, so the entries are used where they lie.
+ */
+struct kimg_head {
+	uint64_t text;     /* address of _text */
+	uint32_t nr_mods;
+	uint32_t nr_ents;
+	uint64_t pool_len; /* the names: the rest of the payload */
+};
+
+struct kimg_mod {
+	uint64_t lo, hi;
+	char name[80];     /* "[NAME]", NUL-ended */
+};
+
+/* The kernel table and modules from the image: true when it was used. */
+static bool kernel_from_image(struct symbolizer *s, uint64_t *text)
+{
+	const struct kimg_head *h;
+	const struct kimg_mod *m;
+	struct kcache_image img;
+	const char *ents;
+	size_t need, n;
+	uint32_t i;
+
+	if (kcache_image_load(&img) < 0)
+		return false;
+	h = img.data;
+	if (img.len < sizeof(*h) || h->nr_mods > MAX_MODULES)
+		goto bad;
+	need = sizeof(*h) + (size_t)h->nr_mods * sizeof(*m) +
+	       (size_t)h->nr_ents * SYMTAB_ENT_BYTES;
+	if (need > img.len || h->pool_len != img.len - need)
+		goto bad;
+	m = (const struct kimg_mod *)(h + 1);
+	for (i = 0; i < h->nr_mods; i++) {
+		n = strnlen(m[i].name, sizeof(m[i].name));
+		if (n < 3 || n == sizeof(m[i].name) || m[i].name[0] != '[' ||
+		    m[i].name[n - 1] != ']')
+			goto bad;
+	}
+	ents = (const char *)(m + h->nr_mods);
+	if (symtab_from_parts(img.map, img.map_len, ents, h->nr_ents,
+			      ents + (size_t)h->nr_ents * SYMTAB_ENT_BYTES,
+			      h->pool_len, &s->kernel.syms) < 0)
+		goto bad;
+	/* the table owns the mapping now */
+	for (i = 0; i < h->nr_mods; i++) {
+		n = strlen(m[i].name);
+		add_module_sym(s, m[i].name + 1, n - 2, m[i].lo);
+		add_module_sym(s, m[i].name + 1, n - 2, m[i].hi);
+	}
+	*text = h->text;
+	return true;
+bad:
+	munmap(img.map, img.map_len);
+	return false;
+}
+
+/* Save the kernel table just made from kallsyms as the image. */
+static void kernel_save_image(const struct symbolizer *s, uint64_t text)
+{
+	struct kimg_head h = { .text = text, .nr_mods = s->nr_mods };
+	struct kimg_mod *mods;
+	struct iovec v[4];
+	const char *pool;
+	const void *ents;
+	size_t pool_len;
+	uint32_t i;
+
+	symtab_parts(s->kernel.syms, &ents, &h.nr_ents, &pool, &pool_len);
+	h.pool_len = pool_len;
+	mods = calloc(s->nr_mods ? s->nr_mods : 1, sizeof(*mods));
+	if (!mods)
+		return;
+	for (i = 0; i < s->nr_mods; i++) {
+		mods[i].lo = s->mods[i].lo;
+		mods[i].hi = s->mods[i].hi;
+		snprintf(mods[i].name, sizeof(mods[i].name), "%s",
+			 s->mods[i].dso->name);
+	}
+	v[0] = (struct iovec){ .iov_base = &h, .iov_len = sizeof(h) };
+	v[1] = (struct iovec){ .iov_base = mods,
+			       .iov_len = s->nr_mods * sizeof(*mods) };
+	v[2] = (struct iovec){ .iov_base = (void *)ents,
+			       .iov_len = (size_t)h.nr_ents * SYMTAB_ENT_BYTES };
+	v[3] = (struct iovec){ .iov_base = (void *)pool, .iov_len = pool_len };
+	kcache_image_save(v, 4);
+	free(mods);
+}
+
 void sym_load_kernel(struct symbolizer *s)
 {
 	const char *path = s->kallsyms ? s->kallsyms : "/proc/kallsyms";
@@ -247,6 +341,8 @@ void sym_load_kernel(struct symbolizer *s)
 
 	s->kernel.loaded = true;
 	check_kernel_build_id(s);
+	if (!s->kallsyms && kernel_from_image(s, &text))
+		goto shift;
 	ret = s->kallsyms ? read_text(path, &buf, &len, NULL)
 			  : kcache_kallsyms(&buf, &len, &cached);
 	if (ret < 0) {
@@ -270,6 +366,9 @@ void sym_load_kernel(struct symbolizer *s)
 			 strerror(-ret));
 		return;
 	}
+	if (!s->kallsyms && s->kernel.syms)
+		kernel_save_image(s, text);
+shift:
 	rec_text = s->meta ? parse_hex(meta_prop(s->meta, "kernel_text")) : 0;
 	s->kernel_shift = rec_text && text ? rec_text - text : 0;
 }

@@ -48,12 +48,17 @@ struct symtab_ent {
 	uint32_t name;  /* offset into pool */
 };
 
+_Static_assert(sizeof(struct symtab_ent) == SYMTAB_ENT_BYTES,
+	       "an image's entries are the table's");
+
 struct symtab {
 	struct symtab_ent *ents; /* sorted by start, unique starts */
 	uint32_t nr;             /* entries */
 	char *pool;              /* NUL-terminated names */
+	size_t pool_len;         /* bytes in pool */
 	void *map;               /* mapping holding pool, or NULL */
 	size_t map_len;          /* its length */
+	bool ents_mapped;        /* ents lie in map too (an image) */
 	const char **shown;      /* lazy: demangled name per entry, or NULL */
 };
 
@@ -345,6 +350,7 @@ static int copy_names(const struct symtab_builder *b,
 		sorted[i].name = (uint32_t)off;
 		off += len + 1;
 	}
+	t->pool_len = pool_len;
 	return 0;
 }
 
@@ -372,6 +378,7 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
 	if (b->map) {
 		/* names stay in the adopted mapping, touched only when shown */
 		t->pool = (char *)b->strs;
+		t->pool_len = b->len;
 		t->map = b->map;
 		t->map_len = b->map_len;
 		b->map = NULL;
@@ -417,12 +424,51 @@ void symtab_free(struct symtab *t)
 				free((char *)t->shown[i]);
 		free(t->shown);
 	}
-	free(t->ents);
+	if (!t->ents_mapped)
+		free(t->ents);
 	if (t->map)
 		munmap(t->map, t->map_len);
 	else
 		free(t->pool);
 	free(t);
+}
+
+void symtab_parts(const struct symtab *t, const void **ents, uint32_t *nr,
+		  const char **pool, size_t *pool_len)
+{
+	*ents = t->ents;
+	*nr = t->nr;
+	*pool = t->pool;
+	*pool_len = t->pool_len;
+}
+
+int symtab_from_parts(void *map, size_t map_len, const void *ents,
+		      uint32_t nr, const char *pool, size_t pool_len,
+		      struct symtab **out)
+{
+	const struct symtab_ent *e = ents;
+	struct symtab *t;
+	uint32_t i;
+
+	*out = NULL;
+	if ((uintptr_t)ents % _Alignof(struct symtab_ent) || pool_len == 0 ||
+	    pool[pool_len - 1] != '\0' || nr > SYMTAB_MAX_ENTRIES)
+		return -EINVAL;
+	for (i = 0; i < nr; i++)
+		if (e[i].name >= pool_len || (i && e[i].start <= e[i - 1].start))
+			return -EINVAL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->ents = (struct symtab_ent *)e;
+	t->ents_mapped = true;
+	t->nr = nr;
+	t->pool = (char *)pool;
+	t->pool_len = pool_len;
+	t->map = map;
+	t->map_len = map_len;
+	*out = t;
+	return 0;
 }
 
 uint32_t symtab_count(const struct symtab *t)

@@ -53,6 +53,22 @@ int symtab_builder_finish(struct symtab_builder *b, struct symtab **out,
 			  struct pipe_err *err);
 
 void symtab_free(struct symtab *t); /* NULL is a no-op */
+
+/* Bytes per entry of symtab_parts' array (native endian: u64 start,
+ * u32 size, u32 name offset into the pool), sorted by start. */
+#define SYMTAB_ENT_BYTES 16
+/* The table's entries and name pool (borrowed), to save as an image. */
+void symtab_parts(const struct symtab *t, const void **ents, uint32_t *nr,
+		  const char **pool, size_t *pool_len);
+/*
+ * A table over saved parts lying in `map` (from mmap): nothing is
+ * copied, and the table unmaps map at symtab_free.  The parts are
+ * checked (starts strictly increasing, names inside a NUL-ended pool):
+ * -EINVAL, and map stays the caller's, when they are not a table.
+ */
+int symtab_from_parts(void *map, size_t map_len, const void *ents,
+		      uint32_t nr, const char *pool, size_t pool_len,
+		      struct symtab **out);
 uint32_t symtab_count(const struct symtab *t);
 /*
  * The symbol holding `addr`: returns true and sets *idx, false if none.
