@@ -6,9 +6,10 @@ set -u
 pkgs=(gcc g++ make pkg-config binutils libc6-dev
       libzstd-dev liblzma-dev zlib1g-dev libelf-dev libdw-dev libxxhash-dev
       libdebuginfod-dev debuginfod
-      libiberty-dev python3 jq procps linux-perf util-linux zstd time
+      libiberty-dev python3 jq procps linux-perf util-linux zstd xz-utils time
       libprotobuf-c-dev protobuf-c-compiler golang-go clang libclang-rt-14-dev
       hotspot)
+# xz-utils makes the MiniDebugInfo fixture (tests/fixtures, fx_inline_mini);
 # hotspot brings perfparser, which e2e 4005 checks our perf.data against;
 # it is a Qt and KDE program: about a hundred libraries (measured on
 # Debian 12 with the rest of this list installed: 104 packages, 26 MB to
