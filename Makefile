@@ -99,7 +99,7 @@ NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h
 # files a plugin shares: format code under formats/, the helpers of lib/
 EXTRA_sink_json := lib/jsonw.c
-EXTRA_src_perfdata := formats/pdread.c
+EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
 EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c
@@ -210,11 +210,13 @@ $(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c tests/fuzz/driver.c \
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -DFUZZ_CODEC='"$*"' -o $@ $< \
 		$(FUZZ_MAIN) $(CORE_OBJS) $(LDFLAGS) $(CORE_LIBS)
 
+PDREAD_OBJS := $(BUILD)/obj/plugins/formats/pdread.o \
+	$(BUILD)/obj/plugins/formats/pdmeta.o
 $(BUILD)/fuzz/fuzz_pdread: tests/fuzz/fuzz_pdread.c tests/fuzz/driver.c \
-		$(BUILD)/obj/plugins/formats/pdread.o
+		$(PDREAD_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -Iformats -o $@ $< $(FUZZ_MAIN) \
-		$(BUILD)/obj/plugins/formats/pdread.o $(LDFLAGS) -lzstd
+		$(PDREAD_OBJS) $(LDFLAGS) -lzstd
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(CORE_OBJS)
 	@mkdir -p $(dir $@)

@@ -87,6 +87,14 @@ struct inst {
 extern const struct pipe_host host_table;
 
 /*
+ * Open an output of ctx's sink under the output-file rule (output.h);
+ * param names a PIPE_PARAM_OUTPUT parameter, NULL for open_output.
+ * Returns 0 or a negative errno with ctx->err set.
+ */
+int host_output_add(struct pipe_ctx *ctx, const char *path,
+		    const char *param);
+
+/*
  * Resolve `spec` ("NAME[:ARGS]" or "./path.so[:ARGS]") of `kind` through
  * conf, load it, parse its args against its table and the host's options
  * for its kind (hostopts.h), and open it.  Messages name it by the name
