@@ -528,15 +528,5 @@ int elfplt_read_elf(Elf *elf, const char *path, struct symtab **plt,
 int elfplt_read(const char *path, struct symtab **plt,
 		struct pipe_err *err)
 {
-	Elf *elf;
-	int fd, ret;
-
-	*plt = NULL;
-	ret = elfsyms_open(path, &fd, &elf, err);
-	if (ret < 0)
-		return ret;
-	ret = elfplt_read_elf(elf, path, plt, err);
-	elf_end(elf);
-	close(fd);
-	return ret;
+	return elfsyms_with_file(path, elfplt_read_elf, plt, err);
 }

@@ -369,6 +369,22 @@ int elfsyms_open(const char *path, int *fd, Elf **elf,
 	return 0;
 }
 
+int elfsyms_with_file(const char *path, elfsyms_elf_fn fn,
+		      struct symtab **out, struct pipe_err *err)
+{
+	Elf *elf;
+	int fd, ret;
+
+	*out = NULL;
+	ret = elfsyms_open(path, &fd, &elf, err);
+	if (ret < 0)
+		return ret;
+	ret = fn(elf, path, out, err);
+	elf_end(elf);
+	close(fd);
+	return ret;
+}
+
 int elfsyms_read(const char *path, enum elfsyms_which which,
 		 struct elfsyms_info *info, struct symtab **syms,
 		 struct pipe_err *err)

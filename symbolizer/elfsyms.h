@@ -67,6 +67,14 @@ int elfsyms_read_mem(void *image, size_t size, const char *what,
 int elfsyms_open(const char *path, int *fd, Elf **elf,
 		 struct pipe_err *err);
 
+/* A table read from an open ELF (the file's name only for messages). */
+typedef int (*elfsyms_elf_fn)(Elf *elf, const char *path,
+			      struct symtab **out, struct pipe_err *err);
+/* Open `path` as elfsyms_open does and run fn on it: fn's result, *out
+ * NULL when the file could not be opened. */
+int elfsyms_with_file(const char *path, elfsyms_elf_fn fn,
+		      struct symtab **out, struct pipe_err *err);
+
 /*
  * Address in the file's space of a file offset, by the PT_LOAD holding
  * it: vaddr = off - p_offset + p_vaddr.  false when no segment holds it.

@@ -118,17 +118,7 @@ int minidebug_read_elf(Elf *elf, const char *path, struct symtab **syms,
 int minidebug_read(const char *path, struct symtab **syms,
 		   struct pipe_err *err)
 {
-	Elf *elf;
-	int fd, ret;
-
-	*syms = NULL;
-	ret = elfsyms_open(path, &fd, &elf, err);
-	if (ret < 0)
-		return ret;
-	ret = minidebug_read_elf(elf, path, syms, err);
-	elf_end(elf);
-	close(fd);
-	return ret;
+	return elfsyms_with_file(path, minidebug_read_elf, syms, err);
 }
 
 #else /* pipe built without liblzma: the section is not read */

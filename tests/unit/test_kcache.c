@@ -25,8 +25,8 @@
 
 static char dir[256];
 
-/* The one cache file's path into buf: its count of kallsyms-* files. */
-static int cache_files(char *buf, size_t cap)
+/* The one `prefix`* file's path into buf: the count of such files. */
+static int files_of(const char *prefix, char *buf, size_t cap)
 {
 	char sub[300];
 	struct dirent *e;
@@ -38,7 +38,7 @@ static int cache_files(char *buf, size_t cap)
 	if (!d)
 		return 0;
 	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "kallsyms-", 9))
+		if (strncmp(e->d_name, prefix, strlen(prefix)))
 			continue;
 		snprintf(buf, cap, "%s/%s", sub, e->d_name);
 		n++;
@@ -62,28 +62,6 @@ static bool lines_wanted(const char *buf, size_t len)
 		p = nl + 1;
 	}
 	return true;
-}
-
-/* The image's one file: its path into buf, and the count. */
-static int image_files(char *buf, size_t cap)
-{
-	char sub[300];
-	struct dirent *e;
-	DIR *d;
-	int n = 0;
-
-	snprintf(sub, sizeof(sub), "%s/pipe", dir);
-	d = opendir(sub);
-	if (!d)
-		return 0;
-	while ((e = readdir(d))) {
-		if (strncmp(e->d_name, "kallbin-", 8))
-			continue;
-		snprintf(buf, cap, "%s/%s", sub, e->d_name);
-		n++;
-	}
-	closedir(d);
-	return n;
 }
 
 /* A table of a few symbols, saved as parts and mapped back. */
@@ -171,7 +149,7 @@ static void test_image(void)
 		fclose(f);
 	kcache_image_save(&v, 1);
 	CHECK(access(stale, F_OK) != 0);
-	CHECK(image_files(path, sizeof(path)) == 1);
+	CHECK(files_of("kallbin-", path, sizeof(path)) == 1);
 	CHECK(kcache_image_load(&img) == 0);
 	CHECK(img.len == sizeof(blob) && !memcmp(img.data, blob, sizeof(blob)));
 	CHECK((uintptr_t)img.data % 8 == 0);
@@ -189,12 +167,12 @@ static void test_image(void)
 	CHECK(unlink(path) == 0);
 	CHECK(kcache_image_load(&img) == -ENOENT);
 	test_table_parts();
-	CHECK(image_files(path, sizeof(path)) == 1);
+	CHECK(files_of("kallbin-", path, sizeof(path)) == 1);
 	CHECK(unlink(path) == 0);
 	/* off: no image either way */
 	setenv("PIPE_KALLSYMS_CACHE", "off", 1);
 	kcache_image_save(&v, 1);
-	CHECK(image_files(path, sizeof(path)) == 0);
+	CHECK(files_of("kallbin-", path, sizeof(path)) == 0);
 	CHECK(kcache_image_load(&img) == -ENOENT);
 	unsetenv("PIPE_KALLSYMS_CACHE");
 }
@@ -213,7 +191,7 @@ int main(void)
 	setenv("XDG_CACHE_HOME", dir, 1);
 	CHECK(kcache_kallsyms(&a, &alen, &cached) == 0);
 	CHECK(!cached);
-	if (cache_files(path, sizeof(path)) == 0) {
+	if (files_of("kallsyms-", path, sizeof(path)) == 0) {
 		printf("skipped: /proc/kallsyms shows no addresses here\n");
 		free(a);
 		rmdir(dir);
@@ -257,7 +235,7 @@ int main(void)
 	CHECK(!cached);
 	free(b);
 	CHECK(access(stale, F_OK) != 0);
-	CHECK(cache_files(path, sizeof(path)) == 1);
+	CHECK(files_of("kallsyms-", path, sizeof(path)) == 1);
 	test_image();
 	/* off: /proc/kallsyms every time, nothing written */
 	CHECK(unlink(path) == 0);
@@ -266,7 +244,7 @@ int main(void)
 	CHECK(!cached);
 	CHECK(blen + 16 == alen); /* no key in the header */
 	free(b);
-	CHECK(cache_files(path, sizeof(path)) == 0);
+	CHECK(files_of("kallsyms-", path, sizeof(path)) == 0);
 	free(a);
 	snprintf(path, sizeof(path), "%s/pipe", dir);
 	rmdir(path);
