@@ -320,34 +320,12 @@ static uint16_t cw_trim_stack(const struct cwriter *w,
 	return h->size;
 }
 
-/* Append one checked record to its stream's block, cutting it first
- * when the record would not fit. */
-static int cw_append(struct cwriter *w, const struct pipe_record *r,
-		     struct pipe_err *err)
+/* Count a record of `size` bytes (its header h) as appended to s: the
+ * block's and the file's time ranges, the writer's counts. */
+static void cw_count(struct cwriter *w, struct cw_stream *s,
+		     const struct perf_event_header *h, uint64_t time,
+		     uint16_t size)
 {
-	const struct perf_event_header *h = r->hdr;
-	uint64_t time = r->time;
-	struct cw_stream *s = NULL;
-	uint16_t size;
-	int ret;
-
-	ret = cw_stream_of(w, r->stream, &s, err);
-	if (ret < 0)
-		return ret;
-	if (s->len && s->len + h->size > w->opts.block_size) {
-		ret = cw_flush_stream(w, s, err);
-		if (ret < 0)
-			return ret;
-	}
-	/* a whole block at once: no regrowing while it fills */
-	if (fmt_grow((void **)&s->buf, &s->cap, s->len + h->size,
-		     w->opts.block_size))
-		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
-				    strerror(ENOMEM));
-	memcpy(s->buf + s->len, h, h->size);
-	size = h->size;
-	if (w->stacks && h->type == PERF_RECORD_SAMPLE)
-		size = cw_trim_stack(w, r, s->buf + s->len);
 	if (!s->len) {
 		s->t_min = time;
 		s->t_max = time;
@@ -362,15 +340,14 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 	if (h->type == PERF_RECORD_SAMPLE) {
 		s->samples++;
 		w->st.samples++;
-	}
-	if (h->type == PERF_RECORD_LOST && h->size >= 24) {
+	} else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
 		uint64_t n;
 
 		memcpy(&n, (const uint8_t *)h + 16, 8);
 		w->lost += n;
-	}
-	if (h->type == PERF_RECORD_THROTTLE)
+	} else if (h->type == PERF_RECORD_THROTTLE) {
 		w->throttles++;
+	}
 	if (time > w->last_time)
 		w->last_time = time;
 	/* records without a time (0) do not move the file's time range */
@@ -382,6 +359,46 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 		w->have_time = true;
 	w->st.records++;
 	w->st.raw_bytes += size;
+}
+
+/* Make room for `need` more bytes in s's block, whole blocks at a time:
+ * no regrowing while it fills. */
+static int cw_room(struct cwriter *w, struct cw_stream *s, size_t need,
+		   struct pipe_err *err)
+{
+	if (fmt_grow((void **)&s->buf, &s->cap, s->len + need,
+		     w->opts.block_size))
+		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
+				    strerror(ENOMEM));
+	return 0;
+}
+
+/* Append one checked record to its stream's block, cutting it first
+ * when the record would not fit. */
+static int cw_append(struct cwriter *w, const struct pipe_record *r,
+		     struct pipe_err *err)
+{
+	const struct perf_event_header *h = r->hdr;
+	struct cw_stream *s = NULL;
+	uint16_t size;
+	int ret;
+
+	ret = cw_stream_of(w, r->stream, &s, err);
+	if (ret < 0)
+		return ret;
+	if (s->len && s->len + h->size > w->opts.block_size) {
+		ret = cw_flush_stream(w, s, err);
+		if (ret < 0)
+			return ret;
+	}
+	ret = cw_room(w, s, h->size, err);
+	if (ret < 0)
+		return ret;
+	memcpy(s->buf + s->len, h, h->size);
+	size = h->size;
+	if (w->stacks && h->type == PERF_RECORD_SAMPLE)
+		size = cw_trim_stack(w, r, s->buf + s->len);
+	cw_count(w, s, h, r->time, size);
 	return 0;
 }
 
@@ -505,20 +522,87 @@ static int cw_flush_lagging(struct cwriter *w, struct pipe_err *err)
 	return 0;
 }
 
+/*
+ * Bytes counted into stream s's block but not copied there yet: records
+ * that lie back to back in memory (views into a ring that does not wrap
+ * between them) go in with one copy per run rather than one per record.
+ */
+struct cw_pend {
+	struct cw_stream *s;    /* the stream of the run, NULL: none yet */
+	const uint8_t *src;     /* the run's first record */
+	size_t len;             /* its bytes, the last len of s's block */
+};
+
+static void cw_pend_copy(struct cw_pend *p)
+{
+	if (p->len)
+		memcpy(p->s->buf + p->s->len - p->len, p->src, p->len);
+	p->len = 0;
+}
+
+/* Add one record of a CPU stream, checked, to the run in p. */
+static int cw_add_run(struct cwriter *w, const struct pipe_record *r,
+		      struct cw_pend *p, struct pipe_err *err)
+{
+	const struct perf_event_header *h = r->hdr;
+	struct cw_stream *s = p->s;
+	int ret;
+
+	if (!s || s->id != r->stream) {
+		cw_pend_copy(p);
+		ret = cw_stream_of(w, r->stream, &s, err);
+		if (ret < 0)
+			return ret;
+		p->s = s;
+	}
+	if (p->len && (const uint8_t *)h != p->src + p->len)
+		cw_pend_copy(p);
+	if (s->len && s->len + h->size > w->opts.block_size) {
+		cw_pend_copy(p);
+		ret = cw_flush_stream(w, s, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (s->len + h->size > s->cap) {
+		cw_pend_copy(p);
+		ret = cw_room(w, s, h->size, err);
+		if (ret < 0)
+			return ret;
+	}
+	if (!p->len)
+		p->src = (const uint8_t *)h;
+	cw_count(w, s, h, r->time, h->size);
+	p->len += h->size;
+	return 0;
+}
+
 int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		struct pipe_err *err)
 {
+	struct cw_pend pend = { NULL, NULL, 0 };
 	size_t i;
-	int ret;
+	int ret = 0;
 
 	if (w->finished)
 		return pipe_err_set(err, -EINVAL,
 				    "cannot add records: the file is finished");
-	for (i = 0; i < b->nr; i++) {
-		ret = cw_add_one(w, &b->recs[i], err);
-		if (ret < 0)
-			return ret;
+	for (i = 0; i < b->nr && ret == 0; i++) {
+		const struct pipe_record *r = &b->recs[i];
+		const struct perf_event_header *h = r->hdr;
+
+		/* stack dumps are cut record by record; cw_add_one holds
+		 * the sideband and refuses bad sizes */
+		if (w->stacks || r->stream == PIPE_STREAM_SIDEBAND ||
+		    h->size < sizeof(*h) || h->size % 8) {
+			cw_pend_copy(&pend);
+			ret = cw_add_one(w, r, err);
+		} else {
+			ret = cw_add_run(w, r, &pend, err);
+		}
 	}
+	cw_pend_copy(&pend);
+	if (ret < 0)
+		return ret;
 	return cw_flush_lagging(w, err);
 }
 
