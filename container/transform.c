@@ -238,45 +238,48 @@ static uint32_t sample_event(const struct meta *m, const uint8_t *rec,
 	return meta_event_of_id(m, get_u64(rec + 8));
 }
 
-/*
- * Parse a sample record of `size` bytes with event ev's layout.  Returns
- * false when the record does not have exactly that layout (it is then
- * copied whole).
- */
-static bool sample_parse(const struct meta *m, uint32_t ev,
-			 const uint8_t *rec, size_t size, struct tsample *s)
-{
-	const struct perf_event_attr *a = meta_attr(m, ev);
-	const uint8_t *p = rec + 8;
-	size_t fixed;
-	uint64_t st;
+/* An event's sample layout, looked up once per run of its samples. */
+struct tlayout {
+	uint32_t ev;   /* the event, PIPE_EVENT_NONE: not split */
+	uint64_t st;   /* its sample_type */
+	size_t fixed;  /* bytes of its fixed fields */
+};
 
-	if (!a)
-		return false;
-	st = a->sample_type;
-	if (st & ~(uint64_t)TRANSFORM_SAMPLE_BITS)
-		return false;
+/* The layout of event ev's samples; ev PIPE_EVENT_NONE in it when they
+ * are not split (copied whole). */
+static void layout_of(const struct meta *m, uint32_t ev, struct tlayout *l)
+{
+	const struct perf_event_attr *a = ev == PIPE_EVENT_NONE ? NULL :
+					  meta_attr(m, ev);
+
+	l->ev = PIPE_EVENT_NONE;
+	l->st = 0;
+	l->fixed = 0;
+	if (!a || a->sample_type & ~(uint64_t)TRANSFORM_SAMPLE_BITS)
+		return;
 	/* with IDENTIFIER in event 0, every event must have it first */
-	if (ev != 0 && !(st & PERF_SAMPLE_IDENTIFIER))
-		return false;
-	fixed = sample_fixed_size(st);
+	if (ev != 0 && !(a->sample_type & PERF_SAMPLE_IDENTIFIER))
+		return;
+	l->ev = ev;
+	l->st = a->sample_type;
+	l->fixed = sample_fixed_size(l->st);
+}
+
+/*
+ * Parse a sample record of `size` bytes with layout l.  Returns false
+ * when the record does not have exactly that layout (it is then copied
+ * whole).  Only the fields of l->st are set: encode_sample reads no other.
+ */
+static bool sample_parse(const struct tlayout *l, const uint8_t *rec,
+			 size_t size, struct tsample *s)
+{
+	const uint8_t *p = rec + 8;
+	uint64_t st = l->st;
+	size_t fixed = l->fixed;
+
 	if (size < 8 + fixed)
 		return false;
-	/* field by field: a memset of the struct cost a tenth of the encoder */
 	s->sample_type = st;
-	s->identifier = 0;
-	s->ip = 0;
-	s->pid = 0;
-	s->tid = 0;
-	s->time = 0;
-	s->addr = 0;
-	s->id = 0;
-	s->stream_id = 0;
-	s->cpu = 0;
-	s->res = 0;
-	s->period = 0;
-	s->nr = 0;
-	s->chain = NULL;
 	s->misc = get_u32(rec + 4) & 0xffff;
 	if (st & PERF_SAMPLE_IDENTIFIER) {
 		s->identifier = get_u64(p);
@@ -433,11 +436,12 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 {
 	const uint8_t *p = raw;
 	struct tprev prev;
-	struct tsample s;
+	struct tsample s = { 0 };
+	struct tlayout lay = { PIPE_EVENT_NONE, 0, 0 };
 	uint64_t nr_records = 0, nr_samples = 0, last_id = 0;
 	size_t off = 0, size;
-	uint32_t type, ev, last_ev = PIPE_EVENT_NONE;
-	bool last_ev_set = false;
+	uint32_t type, ev;
+	bool last_set = false;
 	int ret = 0, i;
 
 	if (len > TRANSFORM_LEN_MAX)
@@ -458,16 +462,18 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 			return -EINVAL;
 		ev = PIPE_EVENT_NONE;
 		if (type == PERF_RECORD_SAMPLE && size >= 16 &&
-		    get_u64(p + off + 8) == last_id && last_ev_set) {
-			ev = last_ev; /* consecutive samples share an event */
+		    get_u64(p + off + 8) == last_id && last_set) {
+			ev = lay.ev; /* consecutive samples share an event */
 		} else if (type == PERF_RECORD_SAMPLE) {
 			ev = sample_event(t->meta, p + off, size);
 			last_id = size >= 16 ? get_u64(p + off + 8) : 0;
-			last_ev = ev;
-			last_ev_set = size >= 16;
+			last_set = size >= 16;
+			if (ev != lay.ev)
+				layout_of(t->meta, ev, &lay);
+			ev = lay.ev;
 		}
 		if (ev != PIPE_EVENT_NONE &&
-		    sample_parse(t->meta, ev, p + off, size, &s)) {
+		    sample_parse(&lay, p + off, size, &s)) {
 			encode_sample(t, ev, &s, &prev);
 			nr_samples++;
 		} else {
