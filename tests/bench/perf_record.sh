@@ -15,7 +15,10 @@
 #       -m 128 -o f.perf -- {sleep SECS | mixed SECS}
 # (same event, frequency, call chains and ring size; pipe at its default
 # codec unless BENCH_CODEC is set, perf -z at its default level 1 unless
-# BENCH_PERF_LEVEL is set).
+# BENCH_PERF_LEVEL is set).  BENCH_TOGETHER=1 runs the two at once rather
+# than in turn: on a shared machine the load then falls on both alike
+# (each also sees the other's samples; in `cmd` each runs its own
+# `mixed`).
 #
 # The recorder's CPU time is user+sys from getrusage of the recorder process
 # (all its threads); for `cmd`, the command's own CPU (measured by a wrapper
@@ -35,6 +38,7 @@ SECS=${BENCH_SECS:-5 10 20}
 CASES=${BENCH_CASES:-sys4k sys20k cmd}
 CODEC=${BENCH_CODEC:-}
 LEVEL=${BENCH_PERF_LEVEL:-1}
+TOGETHER=${BENCH_TOGETHER:-0}
 NCPU=$(getconf _NPROCESSORS_ONLN)
 dir=$(mktemp -d /tmp/pipe-rec.XXXXXX)
 wpid=
@@ -89,50 +93,75 @@ perf_counts() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# run_one CASE WHO SECS: one recording; appends
-# "secs cpu rss_kib wakeups/s samples lost bytes" to $dir/CASE.WHO
-run_one() {
-	local c=$1 who=$2 secs=$3 freq=4000 sys=1 cpu rss csw rc n l b
-	local wcpu=0 wcsw=0 copt=()
+# record CASE WHO SECS: one recording, measured into $dir/m.WHO
+record() {
+	local c=$1 who=$2 secs=$3 freq=4000 sys=1 copt=()
 	[ "$c" = sys20k ] && freq=20000
 	[ "$c" = cmd ] && sys=
 	[ -n "$CODEC" ] && copt=(-c "$CODEC")
-	rm -f "$dir/p.dat" "$dir/f.perf" "$dir/wrap.out"
+	if [ "$who" = pipe ]; then rm -f "$dir/p.dat"; else rm -f "$dir/f.perf"; fi
+	rm -f "$dir/wrap.$who"
 	if [ "$who" = pipe ]; then
 		if [ -n "$sys" ]; then
-			measure "$dir/m" "$PIPE" -q -s "perf:event=cpu-clock,freq=$freq,pages=128,duration=${secs}s" \
+			measure "$dir/m.$who" "$PIPE" -q -s "perf:event=cpu-clock,freq=$freq,pages=128,duration=${secs}s" \
 				"${copt[@]}" -k "file:$dir/p.dat"
 		else
-			measure "$dir/m" "$PIPE" -q -s "perf:event=cpu-clock,freq=$freq,pages=128" \
+			measure "$dir/m.$who" "$PIPE" -q -s "perf:event=cpu-clock,freq=$freq,pages=128" \
 				"${copt[@]}" -k "file:$dir/p.dat" -- \
-				python3 "$dir/wrap.py" "$dir/wrap.out" "$W/mixed" "$secs"
+				python3 "$dir/wrap.py" "$dir/wrap.$who" "$W/mixed" "$secs"
 		fi
+	else
+		if [ -n "$sys" ]; then
+			measure "$dir/m.$who" perf record -q -z --compression-level="$LEVEL" \
+				-g -a -e cpu-clock -F "$freq" -m 128 \
+				-o "$dir/f.perf" -- sleep "$secs"
+		else
+			measure "$dir/m.$who" perf record -q -z --compression-level="$LEVEL" \
+				-g -e cpu-clock -F "$freq" -m 128 -o "$dir/f.perf" -- \
+				python3 "$dir/wrap.py" "$dir/wrap.$who" "$W/mixed" "$secs"
+		fi
+	fi
+}
+
+# tally CASE WHO SECS: appends the recording's
+# "secs cpu rss_kib wakeups/s samples lost bytes" to $dir/CASE.WHO
+tally() {
+	local c=$1 who=$2 secs=$3 cpu rss csw rc n l b wcpu=0 wcsw=0
+	if [ "$who" = pipe ]; then
 		n=$("$PIPE" info "$dir/p.dat" | sed -n 's/^samples: //p')
 		l=$("$PIPE" info "$dir/p.dat" | sed -n 's/^lost: //p')
 		b=$(stat -c %s "$dir/p.dat")
 	else
-		if [ -n "$sys" ]; then
-			measure "$dir/m" perf record -q -z --compression-level="$LEVEL" \
-				-g -a -e cpu-clock -F "$freq" -m 128 \
-				-o "$dir/f.perf" -- sleep "$secs"
-		else
-			measure "$dir/m" perf record -q -z --compression-level="$LEVEL" \
-				-g -e cpu-clock -F "$freq" -m 128 -o "$dir/f.perf" -- \
-				python3 "$dir/wrap.py" "$dir/wrap.out" "$W/mixed" "$secs"
-		fi
 		read -r n l <<< "$(perf_counts "$dir/f.perf")"
 		b=$(stat -c %s "$dir/f.perf")
 	fi
-	read -r cpu rss csw rc < "$dir/m"
-	[ "$rc" = 0 ] || fail "$who ($c, $secs s) failed (exit $rc): $(tail -n 3 "$dir/m.err")"
-	[ -s "$dir/wrap.out" ] && read -r wcpu wcsw < "$dir/wrap.out"
+	read -r cpu rss csw rc < "$dir/m.$who"
+	[ "$rc" = 0 ] || fail "$who ($c, $secs s) failed (exit $rc): $(tail -n 3 "$dir/m.$who.err")"
+	[ -s "$dir/wrap.$who" ] && read -r wcpu wcsw < "$dir/wrap.$who"
 	awk -v s="$secs" -v c="$cpu" -v wc="$wcpu" -v r="$rss" -v k="$csw" \
 		-v wk="$wcsw" -v n="$n" -v l="$l" -v b="$b" 'BEGIN {
 		printf "%s %.4f %d %.2f %d %d %d\n", s, c - wc, r, (k - wk) / s, n, l, b
 	}' >> "$dir/$c.$who"
 }
 
-echo "pipe: $PIPE (codec: ${CODEC:-default}); perf -z level $LEVEL; $NCPU CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+# run_pair CASE SECS: pipe and perf one after the other, or at once
+# (BENCH_TOGETHER=1: each records while the other does, so the machine's
+# load falls on both alike)
+run_pair() {
+	local c=$1 secs=$2 ppid
+	if [ "$TOGETHER" = 1 ]; then
+		record "$c" pipe "$secs" & ppid=$!
+		record "$c" perf "$secs"
+		wait "$ppid"
+	else
+		record "$c" pipe "$secs"
+		record "$c" perf "$secs"
+	fi
+	tally "$c" pipe "$secs"
+	tally "$c" perf "$secs"
+}
+
+echo "pipe: $PIPE (codec: ${CODEC:-default}); perf -z level $LEVEL; together: $TOGETHER; $NCPU CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for c in $CASES; do
 	: > "$dir/$c.pipe"
 	: > "$dir/$c.perf"
@@ -142,8 +171,7 @@ for c in $CASES; do
 	fi
 	for secs in $SECS; do
 		for i in $(seq "$RUNS"); do
-			run_one "$c" pipe "$secs"
-			run_one "$c" perf "$secs"
+			run_pair "$c" "$secs"
 		done
 	done
 	[ -n "$wpid" ] && kill "$wpid" 2>/dev/null
@@ -193,6 +221,7 @@ echo "== profile of pipe recording the whole system (4 kHz, -g, 10 s)"
 "$W/burn" 0 "$NCPU" & wpid=$!
 copt=()
 [ -n "$CODEC" ] && copt=(-c "$CODEC")
+rm -f "$dir/p.dat"
 perf record -q -B -e cpu-clock -F 20000 -g -o "$dir/prof.perf" -- \
 	"$PIPE" -q -s perf:event=cpu-clock,freq=4000,pages=128,duration=10s \
 	"${copt[@]}" -k "file:$dir/p.dat" >/dev/null 2>&1
