@@ -1,6 +1,7 @@
 /*
  * src_file.c - the `file` byte source: offers a pipe file's bytes (`file:-`
- * reads standard input, forward only) to the core's container reader.
+ * reads standard input, forward only; a regular file is also mapped, to
+ * be read in place) to the core's container reader.
  * Its one parameter is the path: the reader's options (strict=, start=,
  * threads=, ...) are the host's, which owns the container format.
  */
@@ -8,6 +9,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,6 +22,8 @@ struct fsrc {
 	int fd;
 	bool seekable;                /* a regular file */
 	uint64_t pos;                 /* next offset when not seekable */
+	void *map;                    /* the mapping `map` made, or NULL */
+	size_t map_len;
 };
 
 static const struct pipe_param fsrc_params[] = {
@@ -111,10 +115,39 @@ static int fsrc_size(void *state, uint64_t *size)
 	return 0;
 }
 
+/* A regular file, whole: the reader reads it in place.  A file cut
+ * while it is mapped kills the reader with SIGBUS, as it does perf
+ * report, which maps perf.data the same way. */
+static int fsrc_map(void *state, const void **base, uint64_t *len)
+{
+	struct fsrc *s = state;
+	struct stat st;
+	void *p;
+
+	if (!s->seekable || fstat(s->fd, &st) < 0 || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > SIZE_MAX)
+		return -ENOTSUP;
+	if (!s->map) {
+		p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED,
+			 s->fd, 0);
+		if (p == MAP_FAILED)
+			return -ENOTSUP;
+		/* read forward, once: read ahead, drop behind */
+		madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+		s->map = p;
+		s->map_len = (size_t)st.st_size;
+	}
+	*base = s->map;
+	*len = s->map_len;
+	return 0;
+}
+
 static void fsrc_close(void *state)
 {
 	struct fsrc *s = state;
 
+	if (s->map)
+		munmap(s->map, s->map_len);
 	if (s->fd > STDERR_FILENO)
 		close(s->fd);
 	free(s);
@@ -129,5 +162,6 @@ PIPE_PLUGIN_SOURCE(
 	.open = fsrc_open,
 	.close = fsrc_close,
 	.read_at = fsrc_read_at,
-	.byte_size = fsrc_size
+	.byte_size = fsrc_size,
+	.map = fsrc_map
 );

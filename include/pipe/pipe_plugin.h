@@ -54,13 +54,13 @@ extern "C" {
 
 #define PIPE_ABI_MAJOR 2
 #ifndef PIPE_TEST_ABI_GROW
-#define PIPE_ABI_MINOR 1
+#define PIPE_ABI_MINOR 2
 #define PIPE_TEST_GROWN
 #else
 /* pipe's test suite only: a host as a later minor would build it, its
  * structs grown at the end, to show that plugins of this minor still run
  * on it.  Never define it elsewhere. */
-#define PIPE_ABI_MINOR 2
+#define PIPE_ABI_MINOR 3
 #define PIPE_TEST_GROWN uint64_t test_grown[3];
 #endif
 #define PIPE_ABI ((PIPE_ABI_MAJOR << 16) | PIPE_ABI_MINOR)
@@ -626,6 +626,13 @@ struct pipe_plugin {
 	 */
 	int (*sample)(void *state, const struct pipe_sample_view *v);
 	int (*sideband)(void *state, const struct pipe_sideband *sb);
+
+	/* Byte source, optional (ABI 2.2): the whole source mapped
+	 * read-only, *len bytes at *base, valid until `close` (and the
+	 * same bytes read_at gives).  The host then reads the file in
+	 * place, without copying.  -ENOTSUP (or no `map`): it reads with
+	 * read_at. */
+	int (*map)(void *state, const void **base, uint64_t *len);
 	PIPE_TEST_GROWN
 };
 

@@ -121,7 +121,7 @@ static void test_refusals(void)
 		      " speaks ABI 1, this pipe speaks ABI 2",
 		      "rebuild it against this pipe's pipe_plugin.h");
 	check_refusal(plug("bad_abi_minor"), PIPE_KIND_SINK, "plugin ",
-		      " needs ABI 2.7, this pipe speaks ABI 2.1",
+		      " needs ABI 2.7, this pipe speaks ABI 2.2",
 		      "upgrade pipe, or rebuild the plugin against this "
 		      "pipe's pipe_plugin.h");
 	check_refusal(plug("bad_kind_missing_ops"), PIPE_KIND_SINK, "plugin ",
@@ -132,8 +132,9 @@ static void test_refusals(void)
 		      " is a sink, not a source", NULL);
 	check_refusal(plug("undefined_symbol"), 0, "cannot load plugin ",
 		      ": undefined symbol: pipe_test_no_such_symbol", NULL);
+	/* 2.0's descriptor ends where 2.2's `map` begins */
 	snprintf(path, sizeof(path), " has a 16-byte descriptor, ABI 2.0 "
-		 "needs at least %zu", sizeof(struct pipe_plugin));
+		 "needs at least %zu", offsetof(struct pipe_plugin, map));
 	check_refusal(plug("bad_size"), 0, "plugin ", path,
 		      "define it with PIPE_PLUGIN_SINK(...) (or _SOURCE, "
 		      "_CODEC), which sets the size");
