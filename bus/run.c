@@ -434,6 +434,7 @@ static int loop_bytes(struct pipeline *pl, struct pipe_err *err)
 	struct pipe_batch b;
 	int ret;
 
+	pl->counted = true; /* the reader counts (creader_stats) */
 	for (;;) {
 		ret = creader_next(pl->reader, &b, err);
 		if (ret == PIPE_EOF)

@@ -182,10 +182,10 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	need_raw = b->transform != TRANSFORM_NONE ||
 		   (uintptr_t)j->payload % 8;
 	if ((b->codec != FMT_CODEC_NONE &&
-	     fmt_grow((void **)&j->coded, &j->coded_cap,
+	     fmt_grow((void **)&j->buf.coded, &j->buf.coded_cap,
 		      (size_t)b->coded + 8, 65536)) ||
 	    (need_raw &&
-	     fmt_grow((void **)&j->raw, &j->raw_cap, (size_t)b->raw + 8,
+	     fmt_grow((void **)&j->buf.raw, &j->buf.raw_cap, (size_t)b->raw + 8,
 		      65536))) {
 		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
@@ -218,7 +218,7 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 		}
 		site = host_enter(c->ctx[dec], "decompress");
 		ret = c->p[dec]->decompress(c->state[dec], b->dict, j->payload,
-					    b->stored, j->coded, b->coded);
+					    b->stored, j->buf.coded, b->coded);
 		host_leave(site);
 		if (ret < 0) {
 			const char *msg = ctx->codec_error ?
@@ -232,18 +232,18 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 					 c->p[dec]->name, strerror(-ret));
 			return -EINVAL;
 		}
-		coded = j->coded;
+		coded = j->buf.coded;
 	}
 	if (b->transform == TRANSFORM_NONE) {
 		/* records are read in place when aligned as in the file */
 		j->bytes = coded;
 		if ((uintptr_t)coded % 8) {
-			memcpy(j->raw, coded, b->raw);
-			j->bytes = j->raw;
+			memcpy(j->buf.raw, coded, b->raw);
+			j->bytes = j->buf.raw;
 		}
 		return 0;
 	}
-	j->bytes = j->raw;
+	j->bytes = j->buf.raw;
 	if (!ctx->tf[dec]) {
 		ret = transform_new(&ctx->tf[dec], ctx->meta, &e);
 		if (ret < 0) {
@@ -251,7 +251,7 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 			return ret == -ENOMEM ? ret : -EINVAL;
 		}
 	}
-	ret = transform_decode(ctx->tf[dec], coded, b->coded, j->raw, b->raw,
+	ret = transform_decode(ctx->tf[dec], coded, b->coded, j->buf.raw, b->raw,
 			       &e);
 	if (ret < 0) {
 		fmt_copy_msg(j->why, sizeof(j->why),
@@ -309,7 +309,51 @@ static void cb_count(struct cb_counts *c, const struct pipe_record *rec)
 	}
 }
 
-/* Check every record against the header and keep the wanted ones. */
+/* Records of a block in time order, ties in file order (a stable merge
+ * sort: a crafted block cannot make it quadratic): most blocks are in
+ * order already and are only checked (j->in_order says whether they
+ * are the block's records as they lie).  0 or -ENOMEM. */
+static int cb_sort(struct cb_job *j)
+{
+	struct pipe_record *a = j->buf.recs, *b, *t;
+	size_t n = j->nr, w, i;
+
+	for (i = 1; i < n && a[i - 1].time <= a[i].time; i++)
+		;
+	j->in_order = i >= n && n == j->b.records;
+	if (i >= n)
+		return 0;
+	b = malloc(n * sizeof(*b));
+	if (!b)
+		return -ENOMEM;
+	for (w = 1; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			size_t l = i, lend = i + w < n ? i + w : n;
+			size_t r = lend, rend = i + 2 * w < n ? i + 2 * w : n;
+			size_t o = i;
+
+			while (l < lend && r < rend)
+				b[o++] = a[r].time < a[l].time ? a[r++] : a[l++];
+			while (l < lend)
+				b[o++] = a[l++];
+			while (r < rend)
+				b[o++] = a[r++];
+		}
+		t = a;
+		a = b;
+		b = t;
+	}
+	if (a != j->buf.recs) {
+		memcpy(j->buf.recs, a, n * sizeof(*a));
+		free(a);
+	} else {
+		free(b);
+	}
+	return 0;
+}
+
+/* Check every record against the header and keep the wanted ones, in
+ * time order. */
 static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 {
 	const struct fmt_block *b = &j->b;
@@ -323,8 +367,8 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 			 b->records, b->raw);
 		return -EINVAL;
 	}
-	if (fmt_grow((void **)&j->recs, &j->recs_cap,
-		     (size_t)b->records * sizeof(*j->recs) + 1, 65536)) {
+	if (fmt_grow((void **)&j->buf.recs, &j->buf.recs_cap,
+		     (size_t)b->records * sizeof(*j->buf.recs) + 1, 65536)) {
 		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -351,14 +395,18 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 		if (h->type == PERF_RECORD_SAMPLE)
 			samples++;
 		off += h->size;
-		rec = &j->recs[j->nr];
+		rec = &j->buf.recs[j->nr];
 		rec->hdr = h;
 		rec->stream = b->stream;
 		rec->event = PIPE_EVENT_NONE;
 		if (h->type == PERF_RECORD_SAMPLE && ctx->one_event &&
 		    !ctx->nr_pids) {
 			/* the common case needs only the time */
-			uint64_t t = decode_time(ctx->meta, h);
+			uint64_t t = 0;
+
+			if (ctx->time_off && h->size >= ctx->time_off + 8)
+				memcpy(&t, (const uint8_t *)h + ctx->time_off,
+				       8);
 
 			have_id = true;
 			sid.pid = 0;
@@ -386,6 +434,10 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 			 n, samples, b->records, b->samples);
 		return -EINVAL;
 	}
+	if (cb_sort(j) < 0) {
+		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -405,6 +457,7 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	int ret;
 
 	j->nr = 0;
+	j->in_order = false;
 	memset(&j->c, 0, sizeof(j->c));
 	j->why[0] = 0;
 	if (!fmt_checksum_ok(j->payload, j->b.stored, ctx->salt,
@@ -433,20 +486,40 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 
 int cb_job_copy(struct cb_job *j, const uint8_t *payload, size_t len)
 {
-	if (fmt_grow((void **)&j->copy, &j->copy_cap, len + 8, 65536))
+	if (fmt_grow((void **)&j->buf.copy, &j->buf.copy_cap, len + 8, 65536))
 		return -ENOMEM;
-	memcpy(j->copy, payload, len);
-	j->payload = j->copy;
+	memcpy(j->buf.copy, payload, len);
+	j->payload = j->buf.copy;
 	return 0;
 }
 
 void cb_job_release(struct cb_job *j)
 {
-	free(j->copy);
-	free(j->coded);
-	free(j->raw);
-	free(j->recs);
+	cb_bufs_release(&j->buf);
 	memset(j, 0, sizeof(*j));
+}
+
+void cb_job_trade(struct cb_job *j, struct cb_bufs *b)
+{
+	struct cb_bufs t = j->buf;
+
+	j->buf = *b;
+	*b = t;
+}
+
+size_t cb_bufs_size(const struct cb_bufs *b)
+{
+	return b->copy_cap + b->coded_cap + b->raw_cap +
+	       b->recs_cap;
+}
+
+void cb_bufs_release(struct cb_bufs *b)
+{
+	free(b->copy);
+	free(b->coded);
+	free(b->raw);
+	free(b->recs);
+	memset(b, 0, sizeof(*b));
 }
 
 /* ---- the pool ------------------------------------------------------------ */

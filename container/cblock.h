@@ -54,6 +54,8 @@ struct cb_ctx {
 	container_codec_error_fn codec_error; /* may be NULL */
 	void *opaque;
 	bool one_event;                       /* the metadata has one event */
+	uint32_t time_off;                    /* ... whose samples hold their
+					       * time at this byte, 0: none */
 	uint32_t nr_streams;                  /* CPU stream ids below this */
 	/* pids: CPU-stream records of other processes are dropped */
 	const uint32_t *pids;
@@ -71,6 +73,19 @@ struct cb_counts {
 
 enum cb_state { CB_FREE = 0, CB_QUEUED, CB_RUNNING, CB_DONE };
 
+/* The buffers a decoded block's records live in: traded out of a job
+ * while the records are read in place, and back for a later block. */
+struct cb_bufs {
+	uint8_t *copy;                        /* owned copy of the payload */
+	size_t copy_cap;
+	uint8_t *coded;                       /* owned codec output */
+	size_t coded_cap;
+	uint8_t *raw;                         /* owned record bytes */
+	size_t raw_cap;
+	struct pipe_record *recs;             /* owned views of the records */
+	size_t recs_cap;
+};
+
 struct cb_job {
 	struct fmt_block b;                   /* its header */
 	uint64_t off;                         /* its offset in the file */
@@ -83,16 +98,12 @@ struct cb_job {
 	uint64_t lo, hi;
 	bool trailer_bad;                     /* report at retire */
 	const uint8_t *payload;               /* stored bytes (copy or view) */
-	uint8_t *copy;                        /* owned copy of the payload */
-	size_t copy_cap;
-	uint8_t *coded;                       /* owned codec output */
-	size_t coded_cap;
-	uint8_t *raw;                         /* owned record bytes */
-	size_t raw_cap;
+	struct cb_bufs buf;                   /* owned */
 	const uint8_t *bytes;                 /* the records: raw or payload */
-	struct pipe_record *recs;             /* owned views into raw */
-	size_t recs_cap;
-	size_t nr;                            /* records kept */
+	size_t nr;                            /* records kept, in buf.recs in
+					       * time order (ties: file order) */
+	bool in_order;                        /* ... and they are every record
+					       * of `bytes`, as they lie */
 	struct cb_counts c;
 	int status;                           /* 0, -EINVAL damaged, -ENOMEM */
 	char why[300];                        /* what was wrong with it */
@@ -121,6 +132,13 @@ int cb_job_decode_only(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j);
 /* Point j->payload at a private copy of len bytes.  -ENOMEM. */
 int cb_job_copy(struct cb_job *j, const uint8_t *payload, size_t len);
 void cb_job_release(struct cb_job *j);
+/* Swap j's buffers with *b: the records of a finished job (their views
+ * in buf.recs, their bytes in the other buffers or in a payload that is
+ * no copy) go to *b, the job gets b's buffers to reuse. */
+void cb_job_trade(struct cb_job *j, struct cb_bufs *b);
+/* The bytes b's buffers hold. */
+size_t cb_bufs_size(const struct cb_bufs *b);
+void cb_bufs_release(struct cb_bufs *b);
 
 /*
  * The pool: `threads` workers (ctx->nr_dec of them) and a ring of `depth`

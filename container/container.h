@@ -210,6 +210,32 @@ const struct meta *creader_meta(const struct creader *r);
 int creader_next(struct creader *r, struct pipe_batch *out,
 		 struct pipe_err *err);
 void creader_stats(const struct creader *r, struct cr_stats *st);
+
+/* One decoded DATA block, for creader_blocks. */
+struct cr_block {
+	uint32_t stream;                /* its stream */
+	const struct pipe_record *recs; /* its records in time order (ties:
+					 * file order) */
+	size_t nr;
+	bool in_order;                  /* recs are the records of bytes, one
+					 * after another, as they lie */
+	const uint8_t *bytes;           /* when in_order: len bytes */
+	size_t len;
+	uint64_t horizon;               /* the blocks before held every
+					 * record older than this */
+};
+/* 0 to read on, 1 to stop, or a negative errno with err set. */
+typedef int (*cr_block_fn)(void *opaque, const struct cr_block *b,
+			   struct pipe_err *err);
+/*
+ * Read to the end without ordering records across blocks: each decoded
+ * block goes to fn in file order, on the calling thread, its views
+ * borrowed for the call (for consumers that need each stream's records
+ * in order only).  Call instead of creader_next.  Returns 0, 1 when fn
+ * stopped the read, or a negative errno (damage under strict=on, I/O).
+ */
+int creader_blocks(struct creader *r, cr_block_fn fn, void *opaque,
+		   struct pipe_err *err);
 /*
  * The totals of a cleanly closed file from its END block, checked against
  * its INDEX chain, without decoding a DATA block (so payload damage goes

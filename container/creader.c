@@ -2,7 +2,8 @@
  * creader.c - the container reader: walks a pipe file forward block by
  * block through a byte source, checks every checksum and length, skips and
  * reports damaged blocks, drops a torn tail, and releases the records of
- * all streams in time order using the block horizons (record/merge.h).
+ * all streams in time order using the block horizons (record/runmerge.h:
+ * the records are read in place in the decoded blocks).
  * Layout: docs/format.md.
  */
 #include <errno.h>
@@ -51,6 +52,12 @@ int cr_fetch(struct creader *r, uint64_t off, size_t n,
 	size_t more;
 	int ret;
 
+	if (r->map) {
+		*p = r->map + (off < r->size ? off : r->size);
+		*got = off < r->size && r->size - off < n ?
+		       (size_t)(r->size - off) : off < r->size ? n : 0;
+		return 0;
+	}
 	if (off < r->base || off > r->base + r->len) {
 		if (!r->seekable && off < r->base)
 			return pipe_err_set(err, -ESPIPE,
@@ -196,6 +203,75 @@ static int cr_block_damaged(struct creader *r, const struct fmt_block *b,
 	return cr_damage(r, err);
 }
 
+/* What decoding a block claims at most, by its header: the payload copy,
+ * the codec's output, the records and their views. */
+static uint64_t cr_job_cost(const struct fmt_block *b)
+{
+	return (uint64_t)b->stored + b->coded + b->raw +
+	       (uint64_t)b->records * sizeof(struct pipe_record);
+}
+
+/* A finished job's records go to the merge in place: its buffers are
+ * traded for those of a block read before. */
+static int cr_hold(struct creader *r, struct cb_job *j)
+{
+	struct cr_held *h = r->spare;
+
+	if (!j->nr)
+		return 0;
+	if (h) {
+		r->spare = h->next;
+		r->nr_spare--;
+	} else {
+		h = calloc(1, sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		h->next_all = r->held_all;
+		r->held_all = h;
+	}
+	cb_job_trade(j, &h->buf);
+	return runmerge_add(r->runs, h->buf.recs, j->nr, j->b.stream,
+			    (size_t)cr_job_cost(&j->b), h);
+}
+
+/* A finished job's records go to creader_blocks' function. */
+static int cr_give(struct creader *r, struct cb_job *j, struct pipe_err *err)
+{
+	struct cr_block b = {
+		.stream = j->b.stream,
+		.recs = j->buf.recs,
+		.nr = j->nr,
+		.in_order = j->in_order,
+		.bytes = j->bytes,
+		.len = j->b.raw,
+		.horizon = r->horizon,
+	};
+	int ret = r->block_fn(r->block_opaque, &b, err);
+
+	if (ret > 0) {
+		/* unwinds like an error, which creader_blocks takes back */
+		r->block_stop = true;
+		return -ECANCELED;
+	}
+	return ret;
+}
+
+/* Blocks whose records were all read: their buffers are reused, a few of
+ * them (the rest freed). */
+static void cr_unhold(struct creader *r)
+{
+	struct cr_held *h;
+
+	while ((h = runmerge_spent(r->runs))) {
+		if (r->nr_spare >= CR_HELD_SPARE ||
+		    cb_bufs_size(&h->buf) > CR_INFLIGHT_MAX / CR_HELD_SPARE)
+			cb_bufs_release(&h->buf);
+		h->next = r->spare;
+		r->spare = h;
+		r->nr_spare++;
+	}
+}
+
 /* A job's records go to the merge, or its damage is reported. */
 static int cr_retire(struct creader *r, struct cb_job *j,
 		     struct pipe_err *err)
@@ -232,30 +308,23 @@ static int cr_retire(struct creader *r, struct cb_job *j,
 			r->st.t_first = j->c.t_first;
 		if (j->c.t_last > r->st.t_last)
 			r->st.t_last = j->c.t_last;
-		if (merge_push(r->merge, j->recs, j->nr) < 0)
-			return pipe_err_set(err, -ENOMEM,
-					    "cannot read '%s': %s",
-					    r->opts.name, strerror(ENOMEM));
+		ret = r->block_fn ? cr_give(r, j, err) : cr_hold(r, j);
+		if (ret < 0 && !r->block_fn)
+			return pipe_err_set(err, ret, "cannot read '%s': %s",
+					    r->opts.name, strerror(-ret));
+		if (ret < 0)
+			return ret;
 	}
 	if (j->horizon > r->horizon)
 		r->horizon = j->horizon;
 	return 0;
 }
 
-/* What decoding a block claims at most, by its header: the payload copy,
- * the codec's output, the records and their views. */
-static uint64_t cr_job_cost(const struct fmt_block *b)
-{
-	return (uint64_t)b->stored + b->coded + b->raw +
-	       (uint64_t)b->records * sizeof(struct pipe_record);
-}
-
 /* Buffers a slot keeps for the next block: an even share of the bound,
  * so a crafted block's 64 MiB buffers do not stay for the whole read. */
 static void cr_job_shrink(struct cb_job *j, uint64_t keep)
 {
-	if ((uint64_t)j->copy_cap + j->coded_cap + j->raw_cap +
-	    j->recs_cap > keep)
+	if (cb_bufs_size(&j->buf) > keep)
 		cb_job_release(j);
 }
 
@@ -344,16 +413,18 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	j->filter = r->filter;
 	j->lo = r->have_window ? r->lo : 0;
 	j->hi = r->have_window ? r->hi : UINT64_MAX;
+	/* the records are read in place: in the mapped file, or in a copy
+	 * of the payload (the read buffer moves on) */
+	j->payload = payload;
+	if (!r->map && cb_job_copy(j, payload, b->stored) < 0)
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
+				    r->opts.name, strerror(ENOMEM));
 	if (!r->pool) {
-		j->payload = payload;
 		cb_job_run(&r->ctx, 0, j);
 		ret = cr_retire(r, j, err);
 		cr_job_shrink(j, CR_INFLIGHT_MAX);
 		return ret;
 	}
-	if (cb_job_copy(j, payload, b->stored) < 0)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
 	r->inflight += cr_job_cost(b);
 	cb_pool_submit(r->pool);
 	return 0;
@@ -776,10 +847,10 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 	int ret;
 
 	for (;;) {
-		merge_pop(r->merge, merge_bytes(r->merge) +
-			  merge_count(r->merge) * CR_MERGE_PER_RECORD >
-			  CR_MERGE_MAX ?
-			  UINT64_MAX : r->horizon, CR_BATCH, out);
+		/* the views of the last batch are no longer used */
+		cr_unhold(r);
+		runmerge_pop(r->runs, runmerge_bytes(r->runs) > CR_MERGE_MAX ?
+			     UINT64_MAX : r->horizon, CR_BATCH, out);
 		if (out->nr)
 			return 0;
 		if (r->pool && cb_pool_pending(r->pool) &&
@@ -814,3 +885,21 @@ int creader_next(struct creader *r, struct pipe_batch *out,
 	}
 }
 
+
+int creader_blocks(struct creader *r, cr_block_fn fn, void *opaque,
+		   struct pipe_err *err)
+{
+	struct pipe_batch b;
+	int ret;
+
+	r->block_fn = fn;
+	r->block_opaque = opaque;
+	/* no record reaches the merge: this returns at the end only */
+	do
+		ret = creader_next(r, &b, err);
+	while (ret == 0);
+	r->block_fn = NULL;
+	if (r->block_stop)
+		return 1;
+	return ret == PIPE_EOF ? 0 : ret;
+}

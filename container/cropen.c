@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "crstate.h"
+#include "decode.h"
 #include "host.h"
 #include "transform.h"
 
@@ -184,12 +185,23 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 		goto fail;
 	}
 	r->seekable = ret == 0;
+	if (r->seekable && opts->src->map) {
+		const void *base = NULL;
+		uint64_t len = 0;
+
+		site = host_enter(opts->src_ctx, "map");
+		ret = opts->src->map(opts->src_state, &base, &len);
+		host_leave(site);
+		/* the file is read where it is mapped, when it is whole */
+		if (ret == 0 && base && len == r->size)
+			r->map = base;
+	}
 	if (fmt_grow((void **)&r->buf, &r->cap, CR_CHUNK, 65536)) {
 		ret = pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				   opts->name, strerror(ENOMEM));
 		goto fail;
 	}
-	ret = merge_new(&r->merge);
+	ret = runmerge_new(&r->runs);
 	if (ret < 0) {
 		pipe_err_set(err, ret, "cannot read '%s': %s", opts->name,
 			     strerror(-ret));
@@ -209,6 +221,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	r->ctx.codec_error = opts->codec_error;
 	r->ctx.opaque = opts->opaque;
 	r->ctx.one_event = meta_nr_events(r->meta) == 1;
+	r->ctx.time_off = decode_time_offset(r->meta, 0);
 	r->ctx.nr_streams = cr_nr_streams(r->meta);
 	r->ctx.pids = opts->pids;
 	r->ctx.nr_pids = opts->nr_pids;
@@ -253,7 +266,14 @@ void creader_free(struct creader *r)
 	cb_pool_free(r->pool);
 	cb_job_release(&r->job);
 	cb_ctx_release(&r->ctx);
-	merge_free(r->merge);
+	runmerge_free(r->runs);
+	while (r->held_all) {
+		struct cr_held *h = r->held_all;
+
+		r->held_all = h->next_all;
+		cb_bufs_release(&h->buf);
+		free(h);
+	}
 	meta_free(r->meta);
 	free(r->stream_ok);
 	free(r->ents);

@@ -15,21 +15,31 @@
 #include "container.h"
 #include "err.h"
 #include "format.h"
-#include "merge.h"
 #include "meta.h"
+#include "runmerge.h"
 
 #define CR_CHUNK (256u << 10)     /* bytes asked of the source at once */
 #define CR_BATCH 4096             /* records per released batch */
 #define CR_SMALL_READ 4096        /* bytes per read while jumping around */
 #define CR_MIN_BLOCK_LEN 112      /* the smallest possible block */
-/* records held for ordering; past this (a file whose horizons do not
- * move) the oldest go out anyway, so memory stays bounded */
+/* bytes of decoded blocks held for ordering; past this (a file whose
+ * horizons do not move) the oldest records go out anyway, so memory
+ * stays bounded */
 #define CR_MERGE_MAX ((size_t)256 << 20)
-#define CR_MERGE_PER_RECORD 16    /* the merge's bytes besides a record */
+/* decoded blocks' buffers kept for reuse when their records were read */
+#define CR_HELD_SPARE 8
 /* bytes the blocks in flight may claim (their payload, codec output,
  * records and record views, by their headers), and what the decode slots
  * keep between blocks in all: past these, blocks wait or buffers go */
 #define CR_INFLIGHT_MAX ((uint64_t)128 << 20)
+
+/* A decoded block whose records the merge reads in place: the buffers
+ * traded out of its job. */
+struct cr_held {
+	struct cb_bufs buf;           /* owned */
+	struct cr_held *next;         /* the spare list */
+	struct cr_held *next_all;     /* every one the reader made */
+};
 
 /* A block the window read will visit. */
 struct cr_entry {
@@ -47,14 +57,22 @@ struct creader {
 	bool seekable;                /* size() worked */
 	bool small_reads;             /* jumping around: read what is asked */
 	uint64_t size;                /* file size when seekable */
-	/* bytes [base, base + len) of the file are in buf */
+	const uint8_t *map;           /* the whole file (size bytes), from
+				       * the source's `map`, or NULL: then
+				       * bytes [base, base + len) are in buf */
 	uint8_t *buf;                 /* owned */
 	size_t cap;
 	uint64_t base;
 	size_t len;
 	uint64_t eof_at;              /* where the source ended, or MAX */
 	struct meta *meta;            /* owned */
-	struct merge *merge;          /* owned */
+	struct runmerge *runs;        /* owned: decoded blocks, in order */
+	struct cr_held *held_all;     /* owned, linked by next_all */
+	cr_block_fn block_fn;         /* creader_blocks: blocks go here */
+	void *block_opaque;
+	bool block_stop;              /* ... and it asked to stop */
+	struct cr_held *spare;        /* spent ones to reuse, by next */
+	uint32_t nr_spare;
 	struct cb_ctx ctx;            /* codecs, transforms, dictionaries */
 	struct cb_pool *pool;         /* owned; NULL: decode inline */
 	struct cb_job job;            /* the inline job */

@@ -327,6 +327,19 @@ int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
 	return c.bad ? -EINVAL : 0;
 }
 
+uint32_t decode_time_offset(const struct meta *m, uint32_t event)
+{
+	const struct perf_event_attr *a = meta_attr(m, event);
+	uint64_t st;
+
+	if (!a || !(a->sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	st = a->sample_type;
+	return 8 + 8 * (uint32_t)(has(st, PERF_SAMPLE_IDENTIFIER) +
+				  has(st, PERF_SAMPLE_IP) +
+				  has(st, PERF_SAMPLE_TID));
+}
+
 uint64_t decode_time(const struct meta *m, const struct perf_event_header *h)
 {
 	struct pipe_record rec = {
@@ -336,19 +349,11 @@ uint64_t decode_time(const struct meta *m, const struct perf_event_header *h)
 	struct pipe_sample_id id;
 
 	if (h->type == PERF_RECORD_SAMPLE) {
-		const struct perf_event_attr *a;
-		uint32_t ev = record_event(m, h);
-		uint64_t st, t;
-		uint32_t off = 8;
-
 		/* the fast path: time sits at a fixed offset */
-		a = meta_attr(m, ev);
-		if (!a || !(a->sample_type & PERF_SAMPLE_TIME))
-			return 0;
-		st = a->sample_type;
-		off += 8 * (has(st, PERF_SAMPLE_IDENTIFIER) +
-			    has(st, PERF_SAMPLE_IP) + has(st, PERF_SAMPLE_TID));
-		if (h->size < off + 8)
+		uint32_t off = decode_time_offset(m, record_event(m, h));
+		uint64_t t;
+
+		if (!off || h->size < off + 8)
 			return 0;
 		memcpy(&t, (const uint8_t *)h + off, 8);
 		return t;

@@ -42,5 +42,9 @@ int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
 int decode_sideband(const struct pipe_record *rec, struct pipe_sideband *out);
 /* The time of a record, or 0 when it carries none. */
 uint64_t decode_time(const struct meta *m, const struct perf_event_header *h);
+/* Where a sample of event `event` holds its time: the byte offset from
+ * the record header, or 0 when it holds none (no such event, no
+ * PERF_SAMPLE_TIME).  A sample shorter than offset + 8 holds none. */
+uint32_t decode_time_offset(const struct meta *m, uint32_t event);
 
 #endif
