@@ -77,6 +77,8 @@ struct pipeline {
 	struct inst *codec;         /* writer's codec, or NULL */
 	struct cwriter *writer;     /* when there are byte sinks */
 	struct creader *reader;     /* byte source */
+	uint64_t lines_said;        /* its damage lines printed */
+	uint64_t lines_skip;        /* ... and not printed: said already */
 	struct merge *merge;        /* record sources with record sinks */
 	struct sinkq *sq;           /* live: the record sinks' thread */
 	bool counted;               /* records are counted as they come */

@@ -107,7 +107,13 @@ void print_line(const char *prefix, const char *line)
 
 static void reader_report(void *opaque, const char *line)
 {
-	(void)opaque;
+	struct pipeline *pl = opaque;
+
+	if (pl->lines_skip) {
+		pl->lines_skip--;
+		return;
+	}
+	pl->lines_said++;
 	print_line("", line);
 }
 

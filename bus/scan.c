@@ -1,7 +1,10 @@
 /*
  * scan.c - whole-file scans: `pipe info` (END and the index, or every
  * block) and `pipe verify` (every block decoded, the digest of the
- * records).
+ * records).  The digest needs each stream's records in order, not the
+ * order across streams: it is fed block by block (creader_blocks), and
+ * only a file whose blocks break that order is read again through the
+ * merge.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 struct stream_hash {
 	uint32_t stream;       /* stream id */
 	XXH3_state_t *state;   /* owned */
+	uint64_t last_time;    /* of the last record hashed */
 };
 
 struct digest {
@@ -25,7 +29,7 @@ struct digest {
 
 /* The hash of a stream, found in constant time: a crafted file may hold
  * as many streams as the format allows. */
-static XXH3_state_t *digest_stream(struct digest *d, uint32_t stream)
+static struct stream_hash *digest_stream(struct digest *d, uint32_t stream)
 {
 	uint32_t key = stream == PIPE_STREAM_SIDEBAND ? META_MAX_STREAMS
 						      : stream;
@@ -38,10 +42,10 @@ static XXH3_state_t *digest_stream(struct digest *d, uint32_t stream)
 			return NULL;
 	}
 	if (key <= META_MAX_STREAMS && d->slot[key])
-		return d->s[d->slot[key] - 1].state;
+		return &d->s[d->slot[key] - 1];
 	for (i = 0; key > META_MAX_STREAMS && i < d->nr; i++)
 		if (d->s[i].stream == stream)
-			return d->s[i].state;
+			return &d->s[i];
 	if (d->nr == d->cap) {
 		uint32_t cap = d->cap ? 2 * d->cap : 16;
 
@@ -53,6 +57,7 @@ static XXH3_state_t *digest_stream(struct digest *d, uint32_t stream)
 	}
 	s = &d->s[d->nr];
 	s->stream = stream;
+	s->last_time = 0;
 	s->state = XXH3_createState();
 	if (!s->state)
 		return NULL;
@@ -60,7 +65,7 @@ static XXH3_state_t *digest_stream(struct digest *d, uint32_t stream)
 	d->nr++;
 	if (key <= META_MAX_STREAMS)
 		d->slot[key] = d->nr;
-	return s->state;
+	return s;
 }
 
 static int cmp_stream(const void *a, const void *b)
@@ -161,9 +166,32 @@ static int copy_meta(struct pipeline *pl, const char *spec,
 	return ret;
 }
 
-int run_read(const struct conf *conf, const char *spec, bool strict,
-	     uint32_t threads, run_batch_fn fn, void *opaque,
-	     struct scan_result *res, struct pipe_err *err)
+/* How read_file hands the records over: one of the two. */
+struct read_to {
+	run_batch_fn batch;       /* time-ordered batches */
+	cr_block_fn block;        /* decoded blocks, in file order */
+	void *opaque;
+	struct pipeline *pl;      /* set by read_file, for the status line */
+	uint64_t lines_skip;      /* damage lines an earlier read printed */
+	uint64_t lines_said;      /* ... and this one, set by read_file */
+};
+
+/* A block to read_to's function, and the status line on. */
+static int block_on(void *opaque, const struct cr_block *b,
+		    struct pipe_err *err)
+{
+	struct read_to *to = opaque;
+	int ret = to->block(to->opaque, b, err);
+
+	status_update(to->pl);
+	return ret;
+}
+
+/* The file of byte source `spec` to `to`, then res: 0, 1 when a block
+ * function stopped the read, or a negative errno with err set. */
+static int read_file(const struct conf *conf, const char *spec, bool strict,
+		     uint32_t threads, struct read_to *to,
+		     struct scan_result *res, struct pipe_err *err)
 {
 	struct run_opts o = { .conf = conf, .quiet = true };
 	struct pipeline pl = { .o = &o, .sigfd = -1 };
@@ -172,17 +200,25 @@ int run_read(const struct conf *conf, const char *spec, bool strict,
 	int ret;
 
 	memset(res, 0, sizeof(*res));
+	to->pl = &pl;
+	pl.lines_skip = to->lines_skip;
 	ret = open_file_read(&pl, spec, strict, threads, err);
 	if (ret < 0)
 		goto out;
-	for (;;) {
+	if (to->block) {
+		ret = creader_blocks(pl.reader, block_on, to, err);
+		if (ret != 0)
+			goto out;
+	}
+	while (!to->block) {
 		ret = creader_next(pl.reader, &b, err);
 		if (ret == PIPE_EOF) {
 			ret = 0;
 			break;
 		}
 		if (ret == 0)
-			ret = fn(opaque, creader_meta(pl.reader), &b, err);
+			ret = to->batch(to->opaque, creader_meta(pl.reader), &b,
+					err);
 		if (ret < 0)
 			goto out;
 		status_update(&pl);
@@ -193,9 +229,20 @@ int run_read(const struct conf *conf, const char *spec, bool strict,
 		res->file_size = size;
 	ret = copy_meta(&pl, spec, res, err);
 out:
+	status_clear(&pl);
+	to->lines_said = pl.lines_said;
 	pl.hr.meta = NULL;
 	pipeline_free(&pl);
 	return ret;
+}
+
+int run_read(const struct conf *conf, const char *spec, bool strict,
+	     uint32_t threads, run_batch_fn fn, void *opaque,
+	     struct scan_result *res, struct pipe_err *err)
+{
+	struct read_to to = { .batch = fn, .opaque = opaque };
+
+	return read_file(conf, spec, strict, threads, &to, res, err);
 }
 
 struct scan_state {
@@ -213,11 +260,13 @@ static int scan_batch(void *opaque, const struct meta *m,
 	(void)m;
 	(void)err;
 	for (i = 0; i < b->nr; i++) {
-		XXH3_state_t *st = digest_stream(&ss->d, b->recs[i].stream);
+		struct stream_hash *sh = digest_stream(&ss->d,
+						       b->recs[i].stream);
 
-		if (!st)
+		if (!sh)
 			return -ENOMEM;
-		XXH3_64bits_update(st, b->recs[i].hdr, b->recs[i].hdr->size);
+		XXH3_64bits_update(sh->state, b->recs[i].hdr,
+				   b->recs[i].hdr->size);
 		if (b->recs[i].time < ss->last_time)
 			ss->out_of_order++;
 		else
@@ -239,14 +288,62 @@ int run_scan(const struct conf *conf, const char *path, bool strict,
 	return ret;
 }
 
+/*
+ * A block of the per-stream read: its records in one piece when they lie
+ * in order, else one by one in time order.  A block that starts before
+ * the last record of its stream, or before the horizon (the merge would
+ * have released newer records already), stops the read: the file is
+ * read again through the merge, which orders and counts them.
+ */
+static int scan_block(void *opaque, const struct cr_block *b,
+		      struct pipe_err *err)
+{
+	struct scan_state *ss = opaque;
+	struct stream_hash *sh;
+	size_t i;
+
+	(void)err;
+	if (!b->nr)
+		return 0;
+	sh = digest_stream(&ss->d, b->stream);
+	if (!sh)
+		return -ENOMEM;
+	if (b->recs[0].time < sh->last_time || b->recs[0].time < b->horizon)
+		return 1;
+	if (b->in_order)
+		XXH3_64bits_update(sh->state, b->bytes, b->len);
+	for (i = 0; !b->in_order && i < b->nr; i++)
+		XXH3_64bits_update(sh->state, b->recs[i].hdr,
+				   b->recs[i].hdr->size);
+	sh->last_time = b->recs[b->nr - 1].time;
+	return 0;
+}
+
 int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
 		  uint32_t threads, struct scan_result *res,
 		  struct pipe_err *err)
 {
 	struct scan_state ss = { { 0 }, 0, 0 };
+	struct read_to to = { .block = scan_block, .opaque = &ss };
 	int ret;
 
-	ret = run_read(conf, spec, strict, threads, scan_batch, &ss, res, err);
+	ret = read_file(conf, spec, strict, threads, &to, res, err);
+	if (ret > 0) {
+		/* the blocks are out of order: in time order, merged, with
+		 * the damage lines said already not said again (they come in
+		 * file order) */
+		struct read_to merged = {
+			.batch = scan_batch,
+			.opaque = &ss,
+			.lines_skip = to.lines_said,
+		};
+
+		digest_release(&ss.d);
+		memset(&ss, 0, sizeof(ss));
+		scan_result_release(res);
+		ret = read_file(conf, spec, strict, threads, &merged, res,
+				err);
+	}
 	if (ret == 0) {
 		res->out_of_order = ss.out_of_order;
 		snprintf(res->digest, sizeof(res->digest), "%016llx",

@@ -85,7 +85,18 @@ struct result {
 	int reports;           /* damage lines reported */
 	char first_report[512];
 	struct cr_stats st;
+	uint64_t order[NR_CPUS + 1]; /* order-dependent hash per stream (the
+				      * sideband last) */
+	uint64_t last[NR_CPUS + 1];  /* read_blocks: each stream's last time */
 };
+
+/*
+ * read_file reads the file a second time block by block (creader_blocks):
+ * reads that stopped because a stream's blocks went back in time, reads
+ * to the end, and those whose records, totals or damage lines differed
+ * from the merged read's (each stream's records in the same order).
+ */
+extern int blocks_stopped, blocks_whole, blocks_differ;
 
 /* a cr_opts report callback: counts the lines in the struct result its
  * opaque points to, keeps the first */

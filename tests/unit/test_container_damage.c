@@ -356,5 +356,8 @@ int main(void)
 	test_flips(&xor_codec, true);
 	test_random_damage(&xor_codec, 48);
 	test_damage_line_and_strict();
+	/* read block by block, each file reads as merged */
+	CHECK(blocks_differ == 0);
+	CHECK(blocks_whole > 0);
 	return test_result();
 }

@@ -161,5 +161,7 @@ int main(void)
 	test_encoder_queue(false);
 	test_encoder_queue(true);
 	test_encoder_idle();
+	/* read block by block, each file reads as merged */
+	CHECK(blocks_differ == 0);
 	return test_result();
 }

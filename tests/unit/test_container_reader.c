@@ -494,5 +494,8 @@ int main(void)
 	test_round_trip(NULL, false);
 	test_round_trip(&xor_codec, true);
 	test_window(false, false);
+	/* read block by block, each file reads as merged */
+	CHECK(blocks_differ == 0);
+	CHECK(blocks_whole > 0);
 	return test_result();
 }

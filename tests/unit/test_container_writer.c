@@ -471,5 +471,9 @@ int main(void)
 	test_many_indexes();
 	test_writer_errors();
 	test_dict();
+	/* read block by block, each file reads as merged */
+	CHECK(blocks_differ == 0);
+	/* test_per_stream's sideband goes back across blocks */
+	CHECK(blocks_stopped > 0);
 	return test_result();
 }
