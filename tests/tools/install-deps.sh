@@ -7,8 +7,12 @@ pkgs=(gcc g++ make pkg-config binutils libc6-dev
       libzstd-dev liblzma-dev zlib1g-dev libelf-dev libdw-dev libxxhash-dev
       libdebuginfod-dev debuginfod
       libiberty-dev python3 jq procps linux-perf util-linux zstd xz-utils time
+      libc6-dbg
       libprotobuf-c-dev protobuf-c-compiler golang-go clang libclang-rt-14-dev
       hotspot)
+# libc6-dbg: libc's own symbols (static functions too) from its debug
+# file, so reports of libc addresses name the same functions everywhere
+# (e2e 3012's expected text holds them);
 # xz-utils makes the MiniDebugInfo fixture (tests/fixtures, fx_inline_mini);
 # hotspot brings perfparser, which e2e 4005 checks our perf.data against;
 # it is a Qt and KDE program: about a hundred libraries (measured on
