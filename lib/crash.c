@@ -1,11 +1,13 @@
 /*
  * crash.c - the crash report (see crash.h).  The handler runs on an
  * alternate stack and uses only async-signal-safe calls: write, kill,
- * waitpid, nanosleep, unlink, _exit.  The little state it reads is set
- * before any plugin runs or changes one pointer at a time.
+ * waitpid, nanosleep, pause, unlink, _exit, and a lock-free atomic flag.
+ * The little state it reads is set before any plugin runs or changes one
+ * pointer at a time.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +26,8 @@ static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL,
 
 static _Thread_local struct crash_site cur;
 static _Thread_local void *thread_stack;
+static _Thread_local volatile sig_atomic_t reporting; /* this thread reports */
+static atomic_flag reported = ATOMIC_FLAG_INIT;      /* a thread reports */
 static struct sigaction old_actions[NR_SIGNALS];
 static void *main_stack;
 static volatile pid_t command_pid;
@@ -134,6 +138,18 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 		raise(sig);
 		return;
 	}
+	/*
+	 * One line however many threads crash at once (decoding threads
+	 * running the same codec): the first reports and its _exit ends the
+	 * others, which wait for it.
+	 */
+	if (atomic_flag_test_and_set(&reported)) {
+		if (reporting)
+			_exit(1); /* crashed again while reporting */
+		for (;;)
+			pause();
+	}
+	reporting = 1;
 	put(line, sizeof(line), &n, "pipe: ");
 	put(line, sizeof(line), &n, cur.what);
 	if (cur.path) {

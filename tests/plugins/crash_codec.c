@@ -1,20 +1,41 @@
 /*
  * crash_codec.c - a codec (stored blocks, a third-party id) that crashes
  * with `sig=` in compress, or, when the file is read back, in
- * decompress (`at=`).
+ * decompress (`at=`); with `together=N`, decompress first waits (at most
+ * 2 s) until N decoding threads are in it, so that they crash at once.
  */
+#include <stdatomic.h>
+#include <time.h>
+
 #include "crash_common.h"
 #include "pipe_plugin.h"
 
 struct crashc {
-	int sig; /* index in CRASH_SIGNALS */
-	int at;  /* 0 compress, 1 decompress, 2 none */
+	int sig;      /* index in CRASH_SIGNALS */
+	int at;       /* 0 compress, 1 decompress, 2 none */
+	int together; /* threads to wait for in decompress */
 };
+
+static atomic_int crashc_inside; /* threads in decompress, all instances */
+
+/* Spin until n threads are here, or 2 s have passed. */
+static void crashc_wait(int n)
+{
+	struct timespec t0, t;
+
+	atomic_fetch_add(&crashc_inside, 1);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	while (atomic_load(&crashc_inside) < n && t.tv_sec - t0.tv_sec < 2);
+}
 
 static const struct pipe_param crashc_params[] = {
 	PIPE_P_ENUM("sig", "segv", CRASH_SIGNALS, "how to crash"),
 	PIPE_P_ENUM("at", "decompress", "compress|decompress|none",
 		    "where to crash"),
+	PIPE_P_INT("together", 0, "1", 1, 64,
+		   "threads that crash in decompress at once"),
 	PIPE_P_END,
 };
 
@@ -25,6 +46,7 @@ static int crashc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 
 	c->sig = (int)host->arg_int(ctx, "sig");
 	c->at = (int)host->arg_int(ctx, "at");
+	c->together = (int)host->arg_int(ctx, "together");
 	return 0;
 }
 
@@ -55,8 +77,10 @@ static int crashc_decompress(void *state, uint32_t dict_id, const void *src,
 	struct crashc *c = state;
 
 	(void)dict_id;
-	if (c->at == 1)
+	if (c->at == 1) {
+		crashc_wait(c->together);
 		crash_now(c->sig);
+	}
 	if (len != raw_len)
 		return -22; /* EINVAL */
 	memcpy(dst, src, len);
