@@ -85,17 +85,14 @@ static void dso_free(struct dso *d)
 
 void symbolizer_free(struct symbolizer *s)
 {
-	size_t i;
+	struct dso *d, *older;
 
 	if (!s)
 		return;
-	for (i = 0; i < DSO_BUCKETS; i++) {
-		struct dso *d = s->dsos[i], *next;
-
-		for (; d; d = next) {
-			next = d->next;
-			dso_free(d);
-		}
+	/* not bucket by bucket: a short run would pay for every bucket */
+	for (d = s->newest; d; d = older) {
+		older = d->older;
+		dso_free(d);
 	}
 	threads_free(s->threads);
 	unwind_free(s->unwind);
@@ -175,6 +172,8 @@ struct dso *sym_dso_get(struct symbolizer *s, const char *name,
 	d->kind = kind_of(name);
 	d->next = s->dsos[h];
 	s->dsos[h] = d;
+	d->older = s->newest;
+	s->newest = d;
 	return d;
 }
 

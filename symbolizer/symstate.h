@@ -36,6 +36,7 @@ enum dso_kind {
 
 struct dso {
 	struct dso *next;                /* hash chain */
+	struct dso *older;               /* the one made before: freeing */
 	char *name;                      /* as recorded, maybe "(deleted)" */
 	const char *short_name;          /* basename of name */
 	char *path;                      /* file to open ("(deleted)" cut) */
@@ -70,6 +71,7 @@ struct symbolizer {
 	const struct meta *meta;         /* borrowed */
 	struct threads *threads;         /* process state */
 	struct dso *dsos[DSO_BUCKETS];   /* every binary seen */
+	struct dso *newest;              /* the last made, then ->older */
 	struct dso kernel;               /* [kernel.kallsyms] */
 	struct kmod *mods;               /* kernel modules, by first seen */
 	uint32_t nr_mods;

@@ -38,6 +38,7 @@ struct proc {
 
 struct comm_node {
 	struct comm_node *next; /* bucket chain */
+	struct comm_node *older; /* interned before it: freeing */
 	char name[];            /* NUL-terminated */
 };
 
@@ -50,6 +51,7 @@ struct threads {
 	struct u32map threads;                  /* tid -> struct thread */
 	struct u32map procs;                    /* pid -> struct proc */
 	struct comm_node *comms[COMM_BUCKETS];  /* interned names */
+	struct comm_node *newest;               /* the last interned */
 	struct dead dead[THREADS_MAX_DEAD];     /* ring of exited threads */
 	uint32_t dead_head;                     /* oldest entry */
 	uint32_t dead_nr;                       /* entries in the ring */
@@ -184,19 +186,16 @@ int threads_new(struct threads **out)
 
 void threads_free(struct threads *t)
 {
-	size_t i;
+	struct comm_node *c, *older;
 
 	if (!t)
 		return;
 	u32map_release(&t->threads, free);
 	u32map_release(&t->procs, proc_free);
-	for (i = 0; i < COMM_BUCKETS; i++) {
-		struct comm_node *c = t->comms[i], *next;
-
-		for (; c; c = next) {
-			next = c->next;
-			free(c);
-		}
+	/* not bucket by bucket: a short run would pay for every bucket */
+	for (c = t->newest; c; c = older) {
+		older = c->older;
+		free(c);
 	}
 	free(t);
 }
@@ -220,6 +219,8 @@ static const char *comm_intern(struct threads *t, const char *name)
 	memcpy(c->name, name, len + 1);
 	c->next = t->comms[h];
 	t->comms[h] = c;
+	c->older = t->newest;
+	t->newest = c;
 	return c->name;
 }
 
