@@ -98,8 +98,9 @@ NEED_codec_zlib := zlib.h
 NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h
 # files a plugin shares: format code under formats/, the helpers of lib/
-EXTRA_sink_json := lib/jsonw.c
-EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c
+EXTRA_sink_json := lib/jsonw.c lib/sideband.c
+EXTRA_src_perf := lib/sideband.c
+EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c lib/sideband.c
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
 EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c

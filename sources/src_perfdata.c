@@ -16,6 +16,7 @@
 
 #include "pipe_plugin.h"
 #include "pdread.h"
+#include "sideband.h"
 
 #define BATCH_RECS 4096           /* records per batch at most */
 #define ARENA_CAP (1u << 20)      /* bytes of records per batch */
@@ -289,25 +290,6 @@ static int pdsrc_start(void *state)
 	return build_meta(s);
 }
 
-static bool is_sideband(uint32_t type)
-{
-	switch (type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_NAMESPACES:
-	case PERF_RECORD_KSYMBOL:
-	case PERF_RECORD_BPF_EVENT:
-	case PERF_RECORD_CGROUP:
-	case PERF_RECORD_TEXT_POKE:
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* The CPU stream of record h of event ev: its CPU field, else the cpu
  * perf's ID_INDEX gives its sample id (perf record leaves CPU out of the
  * samples of a command's events), else stream 0. */
@@ -350,7 +332,7 @@ static void batch_add(struct pdsrc *s, struct pipe_batch *b, size_t *used,
 	ev = pdread_event_of(s->rd, h);
 	rec->event = ev == UINT32_MAX ? PIPE_EVENT_NONE : ev;
 	rec->time = 0;
-	rec->stream = is_sideband(h->type) ? PIPE_STREAM_SIDEBAND : 0;
+	rec->stream = sideband_is_state(h->type) ? PIPE_STREAM_SIDEBAND : 0;
 	if (s->host->decode_sample_id(s->ctx, rec, &sid) == 0) {
 		rec->time = sid.time;
 		if (rec->stream == 0)

@@ -16,6 +16,7 @@
 #include "dbgfetch.h"
 #include "decode.h"
 #include "err.h"
+#include "sideband.h"
 #include "srcline.h"
 #include "symstate.h"
 #include "symtab.h"
@@ -179,120 +180,57 @@ struct dso *sym_dso_get(struct symbolizer *s, const char *name,
 
 /* ---- sideband --------------------------------------------------------- */
 
-/* The NUL-terminated string at off in a record, or NULL if it runs out. */
-static const char *rec_string(const struct perf_event_header *h, size_t off)
+/* A decoded MMAP or MMAP2: the binary it maps and where, for its pid. */
+static void apply_mmap(struct symbolizer *s, const struct sideband *sb)
 {
-	const char *p = (const char *)h + off;
-
-	if (h->size <= off || strnlen(p, h->size - off) == h->size - off)
-		return NULL;
-	return p;
-}
-
-static uint32_t rd32(const struct perf_event_header *h, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, (const char *)h + off, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const struct perf_event_header *h, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)h + off, sizeof(v));
-	return v;
-}
-
-static void apply_mmap(struct symbolizer *s, const struct perf_event_header *h,
-		       bool v2)
-{
-	size_t name_off = v2 ? 72 : 40;
-	uint64_t start, len;
-	const uint8_t *id = NULL;
-	uint32_t pid, id_len = 0;
-	const char *name;
 	struct dso *d;
 
-	name = rec_string(h, name_off);
-	if (!name) {
-		s->nr_malformed++;
-		return;
-	}
-	pid = rd32(h, 8);
-	if (pid == UINT32_MAX || (h->misc & PERF_RECORD_MISC_MMAP_DATA) ||
-	    starts_with(name, KERNEL_DSO))
+	if (sb->pid == UINT32_MAX || (sb->misc & PERF_RECORD_MISC_MMAP_DATA) ||
+	    starts_with(sb->name, KERNEL_DSO))
 		return; /* kernel maps (kallsyms serves them), data maps */
-	if (v2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-		id_len = *((const uint8_t *)h + 40);
-		id = (const uint8_t *)h + 44;
-		/* kernels have set the bit over maj/min/ino (docs/report.md) */
-		if (id_len == 0 || id_len > ELFSYMS_BUILD_ID_MAX) {
-			id_len = 0;
-			id = NULL;
-		}
-	}
-	d = sym_dso_get(s, name, id, id_len);
+	d = sym_dso_get(s, sb->name, sb->build_id, sb->build_id_len);
 	if (!d)
 		return;
-	start = rd64(h, 16);
-	len = rd64(h, 24);
-	if (!d->map_pid && len && start + len > start) {
-		d->map_pid = pid;
-		d->map_start = start;
-		d->map_end = start + len;
+	if (!d->map_pid && sb->len && sb->start + sb->len > sb->start) {
+		d->map_pid = sb->pid;
+		d->map_start = sb->start;
+		d->map_end = sb->start + sb->len;
 	}
-	if (threads_add_map(s->threads, pid, start, len, rd64(h, 32), d) ==
-	    -EINVAL)
+	if (threads_add_map(s->threads, sb->pid, sb->start, sb->len,
+			    sb->pgoff, d) == -EINVAL)
 		s->nr_malformed++;
 }
 
 void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
 {
-	const char *comm;
+	struct sideband sb;
+	int ret = sideband_decode(h, &sb);
 
-	if (h->size < sizeof(*h))
-		goto malformed;
-	switch (h->type) {
+	if (ret == -EINVAL)
+		s->nr_malformed++;
+	if (ret < 0)
+		return;
+	switch (sb.type) {
 	case PERF_RECORD_MMAP:
-		if (h->size < 48)
-			goto malformed;
-		apply_mmap(s, h, false);
-		break;
 	case PERF_RECORD_MMAP2:
-		if (h->size < 80)
-			goto malformed;
-		apply_mmap(s, h, true);
+		apply_mmap(s, &sb);
 		break;
 	case PERF_RECORD_COMM:
-		comm = rec_string(h, 16);
-		if (!comm)
-			goto malformed;
-		threads_set_comm(s->threads, rd32(h, 8), rd32(h, 12), comm,
-				 h->misc & PERF_RECORD_MISC_COMM_EXEC);
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-			unwind_drop(s->unwind, rd32(h, 8));
+		threads_set_comm(s->threads, sb.pid, sb.tid, sb.name, sb.exec);
+		if (sb.exec)
+			unwind_drop(s->unwind, sb.pid);
 		break;
 	case PERF_RECORD_FORK:
-		if (h->size < 24)
-			goto malformed;
-		threads_fork(s->threads, rd32(h, 8), rd32(h, 12), rd32(h, 16),
-			     rd32(h, 20));
+		threads_fork(s->threads, sb.pid, sb.ppid, sb.tid, sb.ptid);
 		break;
 	case PERF_RECORD_EXIT:
-		if (h->size < 24)
-			goto malformed;
-		threads_exit(s->threads, rd32(h, 8), rd32(h, 16));
-		if (rd32(h, 8) == rd32(h, 16))
-			unwind_drop(s->unwind, rd32(h, 8));
+		threads_exit(s->threads, sb.pid, sb.tid);
+		if (sb.pid == sb.tid)
+			unwind_drop(s->unwind, sb.pid);
 		break;
 	default:
 		break;
 	}
-	return;
-malformed:
-	s->nr_malformed++;
 }
 
 const char *symbolizer_comm(struct symbolizer *s, uint32_t tid)

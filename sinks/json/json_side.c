@@ -7,35 +7,9 @@
 #include <string.h>
 
 #include "json.h"
+#include "sideband.h"
 
 /* ---- sideband ----------------------------------------------------------- */
-
-/* A NUL-terminated name at `off` of the record, or NULL if it does not
- * fit.  The kernel pads names to 8 bytes; a missing NUL is damage. */
-static const char *record_name(const struct perf_event_header *h, size_t off)
-{
-	const char *p = (const char *)h + off;
-
-	if (h->size <= off || !memchr(p, '\0', h->size - off))
-		return NULL;
-	return p;
-}
-
-static uint32_t rd32(const struct perf_event_header *h, size_t off)
-{
-	uint32_t v;
-
-	memcpy(&v, (const char *)h + off, sizeof(v));
-	return v;
-}
-
-static uint64_t rd64(const struct perf_event_header *h, size_t off)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)h + off, sizeof(v));
-	return v;
-}
 
 /* The start of a sideband object: where it goes, and its "type". */
 static struct jout *side_begin(struct json *j, const char *type,
@@ -71,108 +45,88 @@ static void key_i32(struct json *j, struct jout *o, int depth,
 	jout_i64(o, (int32_t)v);
 }
 
-static int mmap_put(struct json *j, const struct pipe_record *r)
+static void mmap_put(struct json *j, const struct pipe_record *r,
+		     const struct sideband *sb)
 {
-	const struct perf_event_header *h = r->hdr;
-	size_t name_off = h->type == PERF_RECORD_MMAP2 ? 72 : 40;
-	const char *name = record_name(h, name_off);
 	struct jout *o;
 	int depth;
 
-	if (!name)
-		return -EINVAL;
 	o = side_begin(j, "mmap", r, &depth);
-	key_i32(j, o, depth + 1, "pid", rd32(h, 8));
-	key_i32(j, o, depth + 1, "tid", rd32(h, 12));
+	key_i32(j, o, depth + 1, "pid", sb->pid);
+	key_i32(j, o, depth + 1, "tid", sb->tid);
 	key(j, o, true, depth + 1, "start");
-	jout_hex(o, rd64(h, 16));
+	jout_hex(o, sb->start);
 	key(j, o, true, depth + 1, "len");
-	jout_hex(o, rd64(h, 24));
+	jout_hex(o, sb->len);
 	key(j, o, true, depth + 1, "pgoff");
-	jout_hex(o, rd64(h, 32));
+	jout_hex(o, sb->pgoff);
 	key(j, o, true, depth + 1, "filename");
-	jout_str(o, name);
+	jout_str(o, sb->name);
 	side_end(j, o, depth);
-	return 0;
 }
 
-static int comm_put(struct json *j, const struct pipe_record *r)
+static void comm_put(struct json *j, const struct pipe_record *r,
+		     const struct sideband *sb)
 {
-	const struct perf_event_header *h = r->hdr;
-	const char *name = record_name(h, 16);
 	struct jout *o;
 	int depth;
 
-	if (!name)
-		return -EINVAL;
 	o = side_begin(j, "comm", r, &depth);
-	key_i32(j, o, depth + 1, "pid", rd32(h, 8));
-	key_i32(j, o, depth + 1, "tid", rd32(h, 12));
+	key_i32(j, o, depth + 1, "pid", sb->pid);
+	key_i32(j, o, depth + 1, "tid", sb->tid);
 	key(j, o, true, depth + 1, "comm");
-	jout_str(o, name);
+	jout_str(o, sb->name);
 	key(j, o, true, depth + 1, "exec");
-	jout_lit(o, h->misc & PERF_RECORD_MISC_COMM_EXEC ? "true" : "false");
+	jout_lit(o, sb->exec ? "true" : "false");
 	side_end(j, o, depth);
-	return 0;
 }
 
-static int task_put(struct json *j, const struct pipe_record *r)
+static void task_put(struct json *j, const struct pipe_record *r,
+		     const struct sideband *sb)
 {
-	const struct perf_event_header *h = r->hdr;
 	struct jout *o;
 	int depth;
 
-	if (h->size < 24)
-		return -EINVAL;
-	o = side_begin(j, h->type == PERF_RECORD_FORK ? "fork" : "exit", r,
+	o = side_begin(j, sb->type == PERF_RECORD_FORK ? "fork" : "exit", r,
 		       &depth);
-	key_i32(j, o, depth + 1, "pid", rd32(h, 8));
-	key_i32(j, o, depth + 1, "ppid", rd32(h, 12));
-	key_i32(j, o, depth + 1, "tid", rd32(h, 16));
-	key_i32(j, o, depth + 1, "ptid", rd32(h, 20));
+	key_i32(j, o, depth + 1, "pid", sb->pid);
+	key_i32(j, o, depth + 1, "ppid", sb->ppid);
+	key_i32(j, o, depth + 1, "tid", sb->tid);
+	key_i32(j, o, depth + 1, "ptid", sb->ptid);
 	side_end(j, o, depth);
-	return 0;
 }
 
 void other_put(struct json *j, const struct pipe_record *r)
 {
 	const struct perf_event_header *h = r->hdr;
-	int ret = 0;
+	struct sideband sb;
+	uint64_t lost;
+	int ret;
 
-	switch (h->type) {
-	case PERF_RECORD_LOST:
-		if (h->size >= 24)
-			j->lost += rd64(h, 16);
-		else
+	ret = sideband_lost(h, &lost);
+	if (ret != -ENOENT) {
+		if (ret < 0)
 			j->bad++;
-		return;
-	case PERF_RECORD_LOST_SAMPLES:
-		if (h->size >= 16)
-			j->lost += rd64(h, 8);
 		else
-			j->bad++;
-		return;
-	case PERF_RECORD_THROTTLE:
-		j->throttle++;
-		return;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		break;
-	default:
+			j->lost += lost;
 		return;
 	}
+	if (h->type == PERF_RECORD_THROTTLE) {
+		j->throttle++;
+		return;
+	}
+	ret = sideband_decode(h, &sb);
+	if (ret == -ENOENT)
+		return;
 	j->sym_gen++;
 	if (j->events != JSON_EVENTS_ALL)
 		return;
-	if (h->type == PERF_RECORD_MMAP || h->type == PERF_RECORD_MMAP2)
-		ret = mmap_put(j, r);
-	else if (h->type == PERF_RECORD_COMM)
-		ret = comm_put(j, r);
-	else
-		ret = task_put(j, r);
 	if (ret < 0)
 		j->bad++;
+	else if (sb.type == PERF_RECORD_MMAP || sb.type == PERF_RECORD_MMAP2)
+		mmap_put(j, r, &sb);
+	else if (sb.type == PERF_RECORD_COMM)
+		comm_put(j, r, &sb);
+	else
+		task_put(j, r, &sb);
 }

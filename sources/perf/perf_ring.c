@@ -12,25 +12,7 @@
 #include <unistd.h>
 
 #include "perfsrc.h"
-
-static bool is_sideband(uint32_t type)
-{
-	switch (type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_NAMESPACES:
-	case PERF_RECORD_KSYMBOL:
-	case PERF_RECORD_BPF_EVENT:
-	case PERF_RECORD_CGROUP:
-	case PERF_RECORD_TEXT_POKE:
-		return true;
-	default:
-		return false;
-	}
-}
+#include "sideband.h"
 
 static int recs_reserve(struct perf_src *s, size_t n)
 {
@@ -70,7 +52,8 @@ static void record_fill(struct perf_src *s, struct perf_ring *r,
 	struct pipe_sample_id sid = PIPE_INIT(sid);
 	uint64_t id, v;
 
-	rec->stream = is_sideband(h->type) ? PIPE_STREAM_SIDEBAND : stream;
+	rec->stream = sideband_is_state(h->type) ? PIPE_STREAM_SIDEBAND
+						  : stream;
 	rec->event = PIPE_EVENT_NONE;
 	rec->time = 0;
 	if (h->size < sizeof(*h) + 8)
