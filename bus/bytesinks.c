@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "conf.h"
+#include "fdio.h"
 #include "params.h"
 #include "pipeline.h"
 #include "trust.h"
@@ -102,7 +103,6 @@ static int read_dict_file(struct pipeline *pl, const char *path,
 			  struct pipe_err *err)
 {
 	struct stat st;
-	size_t got = 0;
 	ssize_t n;
 	int fd = trust_open(path, "cannot open dictionary", &st, err);
 
@@ -117,19 +117,14 @@ static int read_dict_file(struct pipeline *pl, const char *path,
 	pl->dict_data = malloc((size_t)st.st_size);
 	if (!pl->dict_data) {
 		close(fd);
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot read dictionary '%s': out of memory",
+				    path);
 	}
-	while (got < (size_t)st.st_size) {
-		n = read(fd, pl->dict_data + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	n = fdio_read_full(fd, pl->dict_data, (size_t)st.st_size);
 	close(fd);
-	pl->dict_len = got;
-	if (got != (size_t)st.st_size)
+	pl->dict_len = n < 0 ? 0 : (size_t)n;
+	if (pl->dict_len != (size_t)st.st_size)
 		return pipe_err_set(err, -EIO, "cannot read dictionary '%s'", path);
 	return 0;
 }

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "pdrstate.h"
 
 int fail(struct pdread *r, int err, const char *fmt, ...)
@@ -30,23 +31,15 @@ int fail(struct pdread *r, int err, const char *fmt, ...)
 static int read_full_at(struct pdread *r, uint64_t off, void *dst,
 			size_t len)
 {
-	size_t got = 0;
-	ssize_t n;
+	ssize_t n = fdio_pread_full(r->fd, dst, len, (off_t)off);
 
-	while (got < len) {
-		n = pread(r->fd, (uint8_t *)dst + got, len - got,
-			  (off_t)(off + got));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fail(r, -errno, "cannot read '%s': %s", r->name,
-				    strerror(errno));
-		if (n == 0)
-			return fail(r, -EINVAL,
-				    "cannot read '%s': it ends at byte %" PRIu64
-				    " inside its header", r->name, off + got);
-		got += (size_t)n;
-	}
+	if (n < 0)
+		return fail(r, (int)n, "cannot read '%s': %s", r->name,
+			    strerror((int)-n));
+	if ((size_t)n < len)
+		return fail(r, -EINVAL,
+			    "cannot read '%s': it ends at byte %" PRIu64
+			    " inside its header", r->name, off + (size_t)n);
 	return 0;
 }
 
@@ -253,7 +246,6 @@ int pdread_open(struct pdread **out, int fd, const char *name, char *msg,
 {
 	struct pdread *r = calloc(1, sizeof(*r));
 	uint8_t first[16];
-	size_t got = 0;
 	ssize_t n;
 	int ret = -ENOMEM;
 
@@ -272,18 +264,13 @@ int pdread_open(struct pdread **out, int fd, const char *name, char *msg,
 		goto out;
 	}
 	/* 16 bytes tell the mode; read them forward (a pipe cannot seek) */
-	while (got < sizeof(first)) {
-		n = read(fd, first + got, sizeof(first) - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ret = n < 0 ? -errno : -EINVAL;
-			snprintf(msg, cap, "cannot read '%s': %s", name,
-				 n < 0 ? strerror(errno)
-				       : "not a perf.data file (too short)");
-			goto out;
-		}
-		got += (size_t)n;
+	n = fdio_read_full(fd, first, sizeof(first));
+	if (n < (ssize_t)sizeof(first)) {
+		ret = n < 0 ? (int)n : -EINVAL;
+		snprintf(msg, cap, "cannot read '%s': %s", name,
+			 n < 0 ? strerror((int)-n)
+			       : "not a perf.data file (too short)");
+		goto out;
 	}
 	if (rd64(first) == PD_MAGIC_SWAPPED) {
 		ret = fail(r, -EINVAL,

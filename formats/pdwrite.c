@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include "fdio.h"
 #include "pdwrite.h"
 
 #define OUT_CAP (1u << 20)     /* output buffer */
@@ -82,20 +83,12 @@ static int fail(struct pdwrite *w, int err, const char *fmt, ...)
 
 static int write_all(struct pdwrite *w, const void *buf, size_t len)
 {
-	const uint8_t *p = buf;
-	ssize_t n;
+	int ret = fdio_write_all(w->fd, buf, len);
 
-	while (len) {
-		n = write(w->fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return fail(w, -errno, "cannot write '%s': %s", w->name,
-				    strerror(errno));
-		p += n;
-		len -= (size_t)n;
-		w->written += (uint64_t)n;
-	}
+	if (ret < 0)
+		return fail(w, ret, "cannot write '%s': %s", w->name,
+			    strerror(-ret));
+	w->written += len;
 	return 0;
 }
 

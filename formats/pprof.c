@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "fdio.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -559,9 +560,8 @@ struct gz_out {
 
 static int gz_drain(struct gz_out *g, int flush)
 {
-	int zr;
-	ssize_t n;
-	size_t len, off;
+	int zr, ret;
+	size_t len;
 
 	do {
 		g->z.next_out = g->buf;
@@ -570,14 +570,9 @@ static int gz_drain(struct gz_out *g, int flush)
 		if (zr == Z_STREAM_ERROR)
 			return -EIO;
 		len = sizeof(g->buf) - g->z.avail_out;
-		for (off = 0; off < len;) {
-			n = write(g->fd, g->buf + off, len - off);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n < 0)
-				return -errno;
-			off += (size_t)n;
-		}
+		ret = fdio_write_all(g->fd, g->buf, len);
+		if (ret < 0)
+			return ret;
 	} while (g->z.avail_out == 0 || (flush == Z_FINISH && zr != Z_STREAM_END));
 	return 0;
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "pipe_plugin.h"
 
 struct fsink {
@@ -54,24 +55,12 @@ static int fsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 static int fsink_write(void *state, const void *buf, size_t len)
 {
 	struct fsink *s = state;
-	const char *p = buf;
+	int ret = fdio_write_all(s->fd, buf, len);
 
-	while (len) {
-		ssize_t n = write(s->fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			s->host->error(s->ctx, "cannot write '%s': %s", s->path,
-				       strerror(e));
-			return -e;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
+	if (ret < 0)
+		s->host->error(s->ctx, "cannot write '%s': %s", s->path,
+			       strerror(-ret));
+	return ret;
 }
 
 static int fsink_finish(void *state)

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "pipe_plugin.h"
 
 struct fsrc {
@@ -70,35 +71,25 @@ static int fsrc_read_at(void *state, uint64_t off, void *buf, size_t len,
 			size_t *got)
 {
 	struct fsrc *s = state;
-	size_t done = 0;
+	ssize_t n;
 
 	if (!s->seekable && off != s->pos) {
 		s->host->error(s->ctx, "cannot seek in '%s': not a regular file",
 			       s->path);
 		return -ESPIPE;
 	}
-	while (done < len) {
-		ssize_t n = s->seekable ?
-			pread(s->fd, (char *)buf + done, len - done,
-			      (off_t)(off + done)) :
-			read(s->fd, (char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			s->host->error(s->ctx, "cannot read '%s': %s", s->path,
-				       strerror(e));
-			return -e;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
+	if (s->seekable)
+		n = fdio_pread_full(s->fd, buf, len, (off_t)off);
+	else
+		n = fdio_read_full(s->fd, buf, len);
+	if (n < 0) {
+		s->host->error(s->ctx, "cannot read '%s': %s", s->path,
+			       strerror((int)-n));
+		return (int)n;
 	}
 	if (!s->seekable)
-		s->pos += done;
-	*got = done;
+		s->pos += (uint64_t)n;
+	*got = (size_t)n;
 	return 0;
 }
 

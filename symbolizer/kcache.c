@@ -20,6 +20,7 @@
 #include <xxhash.h>
 
 #include "err.h"
+#include "fdio.h"
 #include "kcache.h"
 #include "trust.h"
 
@@ -36,6 +37,7 @@ int kcache_read_fd(int fd, char **buf, size_t *len)
 	if (!b)
 		return -ENOMEM;
 	for (;;) {
+		size_t want;
 		ssize_t got;
 
 		if (cap - n < 2) {
@@ -53,16 +55,15 @@ int kcache_read_fd(int fd, char **buf, size_t *len)
 			b = nb;
 			cap *= 2;
 		}
-		got = read(fd, b + n, cap - n - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
+		want = cap - n - 1;
+		got = fdio_read_full(fd, b + n, want);
 		if (got < 0) {
-			ret = -errno;
+			ret = (int)got;
 			break;
 		}
-		if (got == 0)
-			break;
 		n += (size_t)got;
+		if ((size_t)got < want)
+			break; /* the end of the file */
 	}
 	if (ret < 0) {
 		free(b);
@@ -255,22 +256,6 @@ static void remove_stale(const char *dir, const char *prefix,
 	closedir(d);
 }
 
-static bool write_all(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t put = write(fd, (const char *)buf + done, len - done);
-
-		if (put < 0 && errno == EINTR)
-			continue;
-		if (put <= 0)
-			return false;
-		done += (size_t)put;
-	}
-	return true;
-}
-
 /* Write a cache file of the parts atomically (a temporary file renamed),
  * then remove the `prefix` files of other keys; failures are silent: the
  * next run reads /proc/kallsyms again. */
@@ -296,7 +281,8 @@ static void cache_write(const char *dir, const char *path, const char *prefix,
 	if (fd < 0)
 		return;
 	for (i = 0; i < n && ok; i++)
-		ok = write_all(fd, parts[i].iov_base, parts[i].iov_len);
+		ok = fdio_write_all(fd, parts[i].iov_base,
+				    parts[i].iov_len) == 0;
 	if (close(fd) == 0 && ok && rename(tmp, path) == 0) {
 		remove_stale(dir, prefix, strrchr(path, '/') + 1);
 		return;

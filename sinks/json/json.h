@@ -40,7 +40,6 @@ struct jout {
 	size_t len;      /* bytes pending in buf */
 	size_t cap;      /* JSON_BUF_SIZE, or a literal's size */
 	int err;         /* first write error (positive errno), 0: none */
-	uint64_t bytes;  /* bytes written so far */
 };
 
 /* A precomputed run of layout: delimiters, indentation and a key. */

@@ -9,24 +9,20 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "fdio.h"
 #include "jsonw.h"
 
 /* ---- buffered output ---------------------------------------------------- */
 
 static void jout_write_all(struct jout *o, const char *p, size_t n)
 {
-	while (n > 0 && !o->err) {
-		ssize_t w = write(o->fd, p, n);
+	int ret;
 
-		if (w < 0) {
-			if (errno != EINTR)
-				o->err = errno;
-			continue;
-		}
-		p += w;
-		n -= (size_t)w;
-		o->bytes += (uint64_t)w;
-	}
+	if (o->err)
+		return;
+	ret = fdio_write_all(o->fd, p, n);
+	if (ret < 0)
+		o->err = -ret;
 }
 
 void jout_flush(struct jout *o)

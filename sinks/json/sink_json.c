@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "json.h"
 
 static const struct pipe_param json_params[] = {
@@ -273,12 +274,11 @@ static int side_copy(struct json *j)
 	key(j, o, true, 1, "sideband");
 	jout_put(o, "[", 1);
 	for (;;) {
-		ssize_t n = pread(j->side.fd, j->side.buf, JSON_BUF_SIZE, off);
+		ssize_t n = fdio_pread_full(j->side.fd, j->side.buf,
+					    JSON_BUF_SIZE, off);
 
-		if (n < 0 && errno == EINTR)
-			continue;
 		if (n < 0)
-			return out_error(j, "(temporary file)", errno);
+			return out_error(j, "(temporary file)", (int)-n);
 		if (n == 0)
 			break;
 		jout_put(o, j->side.buf, (size_t)n);

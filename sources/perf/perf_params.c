@@ -14,6 +14,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "perfsrc.h"
 
 static const struct perf_event_name perf_names[] = {
@@ -70,29 +71,17 @@ int pidfd_open(pid_t pid)
 /* Read a small text file into buf (NUL-terminated); bytes or -errno. */
 ssize_t read_text(const char *path, char *buf, size_t cap)
 {
-	size_t len = 0;
 	ssize_t n;
 	int fd;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (len + 1 < cap) {
-		n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
+	n = fdio_read_full(fd, buf, cap - 1);
 	close(fd);
-	return (ssize_t)len;
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
 }
 
 int paranoid_level(void)
