@@ -4,6 +4,7 @@
  * and 64-bit words so the codec sees like next to like; every other record
  * is copied whole into its own column.  Encoding restarts at each block.
  */
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <stdbool.h>
@@ -17,6 +18,8 @@
 #define TRANSFORM_VERSION 1
 /* The format's limit on any stored or raw length (docs/format.md). */
 #define TRANSFORM_LEN_MAX (64u << 20)
+/* Largest head: version, record count, a length per column (varints). */
+#define TRANSFORM_HEAD_MAX (1 + 10 * (COL_COUNT + 1))
 /* Largest callchain a record can hold: its size is a u16. */
 #define TRANSFORM_CHAIN_MAX (0xffffu / 8)
 
@@ -64,8 +67,11 @@ struct tprev {
 
 struct transform {
 	const struct meta *meta;     /* borrowed */
-	struct tbuf cols[COL_COUNT]; /* encoder's columns */
+	struct tbuf cols[COL_COUNT]; /* encoder's columns but CHAIN */
 	struct tbuf out;             /* encoder's result */
+	uint8_t *chain;              /* the CHAIN column, inside out.p at
+					its final place: never copied */
+	size_t chain_len;            /* its bytes */
 };
 
 /* One sample's fields, in record order; absent fields are 0. */
@@ -404,31 +410,83 @@ static void encode_sample(struct transform *t, uint32_t ev,
 		tput_varint(&c[COL_NR], s->nr);
 		/* the column is u64 LE as the record's words are read: the
 		 * same bytes on any host */
-		memcpy(c[COL_CHAIN].p + c[COL_CHAIN].len, s->chain, 8 * s->nr);
-		c[COL_CHAIN].len += 8 * s->nr;
+		memcpy(t->chain + t->chain_len, s->chain, 8 * s->nr);
+		t->chain_len += 8 * s->nr;
 	}
 }
 
-static int encode_finish(struct transform *t, uint64_t nr_records)
+/*
+ * The output buffer of a block of len raw bytes: the CHAIN column, the
+ * largest, is written in place at `front`, after room for the head and
+ * the columns before it (at most 3 bytes per raw byte: each 8-byte
+ * field gives at most 20 in varints, a header at most 8), and before
+ * room for OTHER; encode_finish moves only the small columns.
+ */
+static int encode_start(struct transform *t, size_t len)
 {
-	size_t total = 0;
-	int ret, i;
+	size_t front = TRANSFORM_HEAD_MAX + 3 * len + 16;
+	size_t need = front + 2 * len + 16;
+	uint8_t *p;
 
-	t->out.len = 0;
+	if (need > t->out.cap) {
+		p = realloc(t->out.p, need);
+		if (!p)
+			return -ENOMEM;
+		t->out.p = p;
+		t->out.cap = need;
+	}
+	t->chain = t->out.p + front;
+	t->chain_len = 0;
+	return 0;
+}
+
+static size_t head_varint(uint8_t *p, uint64_t v)
+{
+	size_t n = 0;
+
+	while (v >= 0x80) {
+		p[n++] = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	p[n++] = (uint8_t)v;
+	return n;
+}
+
+/* Head, the columns before CHAIN moved to end where it starts, OTHER
+ * after it; out/out_len the block. */
+static int encode_finish(struct transform *t, uint64_t nr_records,
+			 const void **out, size_t *out_len)
+{
+	uint8_t head[TRANSFORM_HEAD_MAX];
+	size_t hlen = 0, small = 0, total;
+	uint8_t *p;
+	int i;
+
+	head[hlen++] = TRANSFORM_VERSION;
+	hlen += head_varint(head + hlen, nr_records);
 	for (i = 0; i < COL_COUNT; i++)
-		total += t->cols[i].len;
-	ret = tbuf_reserve(&t->out, 1 + 10 * (COL_COUNT + 1) + total);
-	if (ret < 0)
-		return ret;
-	t->out.p[t->out.len++] = TRANSFORM_VERSION;
-	ret = tbuf_varint(&t->out, nr_records);
-	for (i = 0; !ret && i < COL_COUNT; i++)
-		ret = tbuf_varint(&t->out, t->cols[i].len);
-	for (i = 0; !ret && i < COL_COUNT; i++)
-		ret = tbuf_put(&t->out, t->cols[i].p, t->cols[i].len);
-	if (!ret && t->out.len > TRANSFORM_LEN_MAX)
-		ret = -EINVAL;
-	return ret;
+		hlen += head_varint(head + hlen, i == COL_CHAIN ?
+				    t->chain_len : t->cols[i].len);
+	for (i = 0; i < COL_CHAIN; i++)
+		small += t->cols[i].len;
+	assert(hlen + small <= (size_t)(t->chain - t->out.p));
+	total = hlen + small + t->chain_len + t->cols[COL_OTHER].len;
+	if (total > TRANSFORM_LEN_MAX)
+		return -EINVAL;
+	p = t->chain - small - hlen;
+	*out = p;
+	*out_len = total;
+	memcpy(p, head, hlen);
+	p += hlen;
+	for (i = 0; i < COL_CHAIN; i++) {
+		if (t->cols[i].len)
+			memcpy(p, t->cols[i].p, t->cols[i].len);
+		p += t->cols[i].len;
+	}
+	p += t->chain_len;
+	if (t->cols[COL_OTHER].len)
+		memcpy(p, t->cols[COL_OTHER].p, t->cols[COL_OTHER].len);
+	return 0;
 }
 
 int transform_encode(struct transform *t, const void *raw, size_t len,
@@ -449,10 +507,15 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 	memset(&prev, 0, sizeof(prev));
 	for (i = 0; i < COL_COUNT; i++) {
 		t->cols[i].len = 0;
+		if (i == COL_CHAIN)
+			continue;
 		ret = tbuf_reserve(&t->cols[i], 2 * len + 16);
 		if (ret < 0)
 			return ret;
 	}
+	ret = encode_start(t, len);
+	if (ret < 0)
+		return ret;
 	while (off < len) {
 		if (len - off < 8)
 			return -EINVAL;
@@ -490,12 +553,7 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 	/* nothing to split: the block is better stored as it is */
 	if (!nr_samples)
 		return -EINVAL;
-	ret = encode_finish(t, nr_records);
-	if (ret < 0)
-		return ret;
-	*out = t->out.p;
-	*out_len = t->out.len;
-	return 0;
+	return encode_finish(t, nr_records, out, out_len);
 }
 
 /* ---- decoding ---------------------------------------------------------- */
