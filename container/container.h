@@ -129,9 +129,10 @@ int cwriter_cut(struct cwriter *w, struct pipe_err *err);
  * sleep: the caller calls this (monotonic now) before it sleeps, and
  * sleeps no longer than cwriter_next_tick.  While a block takes less than
  * a few milliseconds to encode (and no dictionary is trained), the caller
- * encodes the queue here itself, a few milliseconds at most, so the
- * worker need not wake: it wakes for what is left once a MiB has gathered
- * or the oldest block has waited flush_ns/2, and for a backlog at once.
+ * encodes queued blocks here itself, a few milliseconds at most, while
+ * the worker is idle; it never writes (a write may wait).  The worker
+ * wakes to write and encode what is queued once a MiB has gathered or
+ * the oldest block has waited flush_ns/2, and for a backlog at once.
  */
 void cwriter_idle(struct cwriter *w, uint64_t now_ns);
 /* Have opts.flush called on the thread that writes, once the blocks

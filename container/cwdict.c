@@ -87,7 +87,7 @@ int cw_dict_write(struct cwriter *w, uint32_t id, const void *dict,
 	fmt_put32(payload, c->codec_id);
 	fmt_put32(payload + 4, 0);
 	memcpy(payload + 8, dict, len);
-	ret = cw_compress(w, 0, payload, len + 8, &w->zbuf2, &w->zcap2,
+	ret = cw_compress(w, 0, payload, len + 8, &w->zbuf2, &w->zcap2, 0,
 			  &out_len, err);
 	if (ret == 0) {
 		b.type = FMT_DICT;

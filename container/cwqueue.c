@@ -12,14 +12,29 @@
 #include "host.h"
 #include "transform.h"
 
-/* Transform and compress len bytes; *stored points at w-owned bytes. */
-static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
-		     struct fmt_block *b, const void **stored,
-		     struct pipe_err *err)
+/* Room in *blk for a payload of up to n bytes in place. */
+static int cw_blk_room(uint8_t **blk, size_t *cap, size_t n,
+		       struct pipe_err *err)
+{
+	if (fmt_grow((void **)blk, cap, FMT_BLOCK_HDR_SIZE + n + CW_TAIL,
+		     4096))
+		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
+				    strerror(ENOMEM));
+	return 0;
+}
+
+/*
+ * Transform and compress a DATA job's raw records into its own block
+ * buffer, payload in place for cw_put_framed; its header fields but the
+ * write's (sequence, checksum) are set.  The encoder's state (transform,
+ * codec, dictionaries) is used by one caller at a time.
+ */
+static int cw_encode(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 {
 	const struct pipe_plugin *c = w->opts.codec;
-	const void *coded = raw;
-	size_t coded_len = len;
+	struct fmt_block *b = &j->b;
+	const void *coded = j->buf;
+	size_t coded_len = j->len;
 	size_t out_len = 0, plain = 0;
 	int ret;
 
@@ -28,7 +43,7 @@ static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 		const void *t;
 		size_t tlen;
 
-		ret = transform_encode(w->tf, raw, len, &t, &tlen);
+		ret = transform_encode(w->tf, j->buf, j->len, &t, &tlen);
 		if (ret == 0 && tlen <= CONTAINER_LEN_MAX) {
 			coded = t;
 			coded_len = tlen;
@@ -39,51 +54,55 @@ static int cw_encode(struct cwriter *w, const uint8_t *raw, size_t len,
 					    strerror(-ret));
 		}
 	}
-	b->raw = (uint32_t)len;
+	b->raw = (uint32_t)j->len;
 	b->coded = (uint32_t)coded_len;
 	b->codec = c ? c->codec_id : FMT_CODEC_NONE;
 	b->dict = 0;
 	if (b->codec == FMT_CODEC_NONE) {
-		*stored = coded;
+		ret = cw_blk_room(&j->blk, &j->blk_cap, coded_len, err);
+		if (ret < 0)
+			return ret;
+		memcpy(j->blk + FMT_BLOCK_HDR_SIZE, coded, coded_len);
 		b->stored = (uint32_t)coded_len;
 		return 0;
 	}
 	cw_dict_sample(w, coded, coded_len);
 	b->dict = w->dict.cur;
-	ret = cw_compress(w, b->dict, coded, coded_len, &w->zbuf, &w->zcap,
-			  &out_len, err);
+	ret = cw_compress(w, b->dict, coded, coded_len, &j->blk, &j->blk_cap,
+			  FMT_BLOCK_HDR_SIZE, &out_len, err);
 	if (ret < 0)
 		return ret;
-	*stored = w->zbuf;
 	b->stored = (uint32_t)out_len;
 	if (!b->dict || !w->dict.trial_left)
 		return 0;
-	ret = cw_compress(w, 0, coded, coded_len, &w->zbuf2, &w->zcap2,
+	ret = cw_compress(w, 0, coded, coded_len, &w->zbuf2, &w->zcap2, 0,
 			  &plain, err);
 	if (ret < 0)
 		return ret;
 	cw_dict_weigh(w, out_len, plain);
 	if (plain < out_len) {
 		/* the smaller of the two goes out */
-		*stored = w->zbuf2;
+		memcpy(j->blk + FMT_BLOCK_HDR_SIZE, w->zbuf2, plain);
 		b->stored = (uint32_t)plain;
 		b->dict = 0;
 	}
 	return 0;
 }
 
-/* A DATA job: encode, write, index (the encoder's side). */
+/* A DATA job: encode unless done already, write, index (the encoder's
+ * side). */
 static int cw_encode_data(struct cwriter *w, struct cw_job *j,
 			  struct pipe_err *err)
 {
-	const void *stored = NULL;
 	int ret;
 
-	ret = cw_encode(w, j->buf, j->len, &j->b, &stored, err);
-	if (ret < 0)
-		return ret;
+	if (!j->encoded) {
+		ret = cw_encode(w, j, err);
+		if (ret < 0)
+			return ret;
+	}
 	w->enc_blocks++;
-	ret = cw_put_block(w, &j->b, stored, err);
+	ret = cw_put_framed(w, &j->b, j->blk, err);
 	if (ret == 0)
 		ret = cw_dict_after_block(w, err);
 	if (ret < 0)
@@ -140,6 +159,7 @@ struct cw_job *cw_job_get(struct cwriter *w)
 	if (j) {
 		j->next = NULL;
 		j->len = 0;
+		j->encoded = false;
 		memset(&j->b, 0, sizeof(j->b));
 	}
 	return j;
@@ -155,6 +175,7 @@ static void cw_job_put_locked(struct cwriter *w, struct cw_job *j)
 		return;
 	}
 	free(j->buf);
+	free(j->blk);
 	free(j);
 }
 
@@ -192,6 +213,36 @@ void cw_run_locked(struct cwriter *w, struct cw_job *j)
 	}
 	cw_job_put_locked(w, j);
 	pthread_cond_broadcast(&w->room);
+}
+
+/* Encode the first queued DATA job not encoded yet, leaving it queued
+ * for the worker to write (mu held on entry and return); false when none
+ * waits. */
+bool cw_encode_one_locked(struct cwriter *w)
+{
+	struct cw_job *j;
+	struct pipe_err e;
+	uint64_t t;
+	int ret;
+
+	for (j = w->head; j; j = j->next)
+		if (j->kind == CW_JOB_DATA && !j->encoded)
+			break;
+	if (!j)
+		return false;
+	w->running = true;
+	pthread_mutex_unlock(&w->mu);
+	t = cw_clock(CLOCK_THREAD_CPUTIME_ID);
+	ret = w->enc_ret ? 0 : cw_encode(w, j, &e);
+	t = cw_clock(CLOCK_THREAD_CPUTIME_ID) - t;
+	pthread_mutex_lock(&w->mu);
+	w->running = false;
+	w->job_ns = t;
+	/* a failed block is encoded again by the worker, which reports it */
+	j->encoded = ret == 0 && !w->enc_ret;
+	w->st.inline_blocks += j->encoded;
+	pthread_cond_broadcast(&w->room);
+	return j->encoded;
 }
 
 void *cw_worker(void *arg)
@@ -351,6 +402,10 @@ int cw_queue_end(struct cwriter *w, struct pipe_err *err)
 	uint8_t *p;
 
 	if (!j || fmt_grow((void **)&j->buf, &j->cap, FMT_END_SIZE_NOW, 4096)) {
+		if (j) {
+			free(j->buf);
+			free(j->blk);
+		}
 		free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot end the file: %s",
 				    strerror(ENOMEM));

@@ -50,12 +50,8 @@ static int cw_index_add(struct cwriter *w, const struct fmt_block *b,
 	return 0;
 }
 
-/*
- * Append one block whose stored payload is `payload` (b->stored bytes);
- * fills in the sequence number and payload checksum.  One write call.
- */
-int cw_put_block(struct cwriter *w, struct fmt_block *b,
-		 const void *payload, struct pipe_err *err)
+int cw_put_framed(struct cwriter *w, struct fmt_block *b, uint8_t *blk,
+		  struct pipe_err *err)
 {
 	size_t pad = fmt_pad8(b->stored);
 	size_t total;
@@ -70,19 +66,16 @@ int cw_put_block(struct cwriter *w, struct fmt_block *b,
 	if (b->horizon < w->horizon_out)
 		b->horizon = w->horizon_out;
 	w->horizon_out = b->horizon;
-	b->payload_sum = fmt_checksum(payload, b->stored, w->salt);
+	b->payload_sum = fmt_checksum(blk + FMT_BLOCK_HDR_SIZE, b->stored,
+				      w->salt);
 	total = (size_t)fmt_block_len(b);
-	if (fmt_grow((void **)&w->out, &w->out_cap, total, 4096))
-		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
-				    strerror(ENOMEM));
-	p = w->out;
-	fmt_block_encode(b, w->salt, p);
-	memcpy(p + FMT_BLOCK_HDR_SIZE, payload, b->stored);
-	memset(p + FMT_BLOCK_HDR_SIZE + b->stored, 0, pad);
-	p += FMT_BLOCK_HDR_SIZE + b->stored + pad;
+	fmt_block_encode(b, w->salt, blk);
+	p = blk + FMT_BLOCK_HDR_SIZE + b->stored;
+	memset(p, 0, pad);
+	p += pad;
 	fmt_put64(p, total);
 	fmt_put64(p + 8, w->salt);
-	ret = cw_write(w, w->out, total, err);
+	ret = cw_write(w, blk, total, err);
 	if (ret < 0)
 		return ret;
 	w->seq++;
@@ -91,6 +84,21 @@ int cw_put_block(struct cwriter *w, struct fmt_block *b,
 		return pipe_err_set(err, -ENOMEM, "cannot index block: %s",
 				    strerror(ENOMEM));
 	return 0;
+}
+
+/*
+ * Append one block whose stored payload is `payload` (b->stored bytes);
+ * fills in the sequence number and payload checksum.  One write call.
+ */
+int cw_put_block(struct cwriter *w, struct fmt_block *b,
+		 const void *payload, struct pipe_err *err)
+{
+	if (fmt_grow((void **)&w->out, &w->out_cap,
+		     FMT_BLOCK_HDR_SIZE + (size_t)b->stored + CW_TAIL, 4096))
+		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
+				    strerror(ENOMEM));
+	memcpy(w->out + FMT_BLOCK_HDR_SIZE, payload, b->stored);
+	return cw_put_framed(w, b, w->out, err);
 }
 
 /* The oldest time a record still to be written can have. */
@@ -179,8 +187,8 @@ int cw_maybe_index(struct cwriter *w, struct pipe_err *err)
 }
 
 int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
-		size_t len, uint8_t **buf, size_t *cap, size_t *out_len,
-		struct pipe_err *err)
+		size_t len, uint8_t **buf, size_t *cap, size_t head,
+		size_t *out_len, struct pipe_err *err)
 {
 	const struct pipe_plugin *c = w->opts.codec;
 	struct crash_site site = host_enter(w->opts.codec_ctx, "bound");
@@ -188,12 +196,12 @@ int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
 	int ret;
 
 	host_leave(site);
-	if (fmt_grow((void **)buf, cap, bound, 4096))
+	if (fmt_grow((void **)buf, cap, head + bound + CW_TAIL, 4096))
 		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
 				    strerror(ENOMEM));
 	site = host_enter(w->opts.codec_ctx, "compress");
-	ret = c->compress(w->opts.codec_state, dict, src, len, *buf, *cap,
-			  out_len);
+	ret = c->compress(w->opts.codec_state, dict, src, len, *buf + head,
+			  *cap - head - CW_TAIL, out_len);
 	host_leave(site);
 	if (ret < 0)
 		return pipe_err_set(err, ret,
@@ -748,19 +756,15 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 		return;
 	t0 = cw_clock(CLOCK_MONOTONIC);
 	pthread_mutex_lock(&w->mu);
-	/* a training takes seconds: it stays on the worker */
-	while (w->head && !w->running && !w->enc_ret &&
+	/* encode only, never write: a write may wait (a slow disk, a full
+	 * pipe), and this thread drains the rings.  A training takes
+	 * seconds: it stays on the worker */
+	while (!w->running && !w->enc_ret &&
 	       w->opts.dict_mode == CW_DICT_OFF &&
 	       w->job_ns < w->opts.inline_ns &&
-	       cw_clock(CLOCK_MONOTONIC) - t0 < w->opts.inline_ns) {
-		struct cw_job *j = w->head;
-
-		w->head = j->next;
-		if (!w->head)
-			w->tail = NULL;
-		w->st.inline_blocks += j->kind == CW_JOB_DATA;
-		cw_run_locked(w, j);
-	}
+	       cw_clock(CLOCK_MONOTONIC) - t0 < w->opts.inline_ns &&
+	       cw_encode_one_locked(w))
+		;
 	if (!w->head)
 		w->asleep_ok = false;
 	if ((w->head && !w->running &&
@@ -783,6 +787,10 @@ int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,
 				    "cannot add lost counts: the file is finished");
 	j = cw_job_get(w);
 	if (!j || fmt_grow((void **)&j->buf, &j->cap, 16, 4096)) {
+		if (j) {
+			free(j->buf);
+			free(j->blk);
+		}
 		free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot add lost counts: %s",
 				    strerror(ENOMEM));
@@ -839,6 +847,7 @@ void cwriter_free(struct cwriter *w)
 
 		w->head = j->next;
 		free(j->buf);
+		free(j->blk);
 		free(j);
 	}
 	while (w->spare) {
@@ -846,6 +855,7 @@ void cwriter_free(struct cwriter *w)
 
 		w->spare = j->next;
 		free(j->buf);
+		free(j->blk);
 		free(j);
 	}
 	pthread_mutex_destroy(&w->mu);

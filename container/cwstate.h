@@ -48,6 +48,8 @@
 /* live, the caller encodes queued blocks itself before it sleeps for up
  * to this long, while a block takes less (cwriter_idle) */
 #define CW_INLINE_NS UINT64_C(5000000)
+/* room after a block's payload: padding to 8 and the trailer */
+#define CW_TAIL (7 + 16)
 /* done jobs kept with their buffers for reuse */
 #define CW_SPARE_MAX 8
 
@@ -87,6 +89,11 @@ struct cw_job {
 	uint8_t *buf;           /* owned: raw records or ready payload */
 	size_t len;             /* bytes used */
 	size_t cap;             /* bytes allocated */
+	uint8_t *blk;           /* owned: the encoded DATA block, its payload
+				   (b.stored bytes) at FMT_BLOCK_HDR_SIZE, room
+				   for the header before and CW_TAIL after */
+	size_t blk_cap;         /* bytes allocated */
+	bool encoded;           /* blk and b are ready: only the write is left */
 	uint64_t queued_at;     /* monotonic ns (the caller's arrival time) */
 };
 
@@ -189,15 +196,21 @@ int cw_write(struct cwriter *w, const void *buf, size_t len,
  * fills in the sequence number and payload checksum.  One write call. */
 int cw_put_block(struct cwriter *w, struct fmt_block *b,
 		 const void *payload, struct pipe_err *err);
+/* The same for a payload already in place at blk + FMT_BLOCK_HDR_SIZE,
+ * with CW_TAIL bytes of room after it: header and trailer are written
+ * around it, nothing is copied. */
+int cw_put_framed(struct cwriter *w, struct fmt_block *b, uint8_t *blk,
+		  struct pipe_err *err);
 /* An INDEX block of the entries since the last one. */
 int cw_write_index(struct cwriter *w, struct pipe_err *err);
 /* An INDEX block when enough bytes or record time have passed. */
 int cw_maybe_index(struct cwriter *w, struct pipe_err *err);
 /* Compress len bytes of src with dictionary `dict` (0: none) into *buf
- * (grown as needed, w-owned); *out_len the coded length. */
+ * at offset `head` (grown as needed, with CW_TAIL bytes to spare after
+ * the codec's bound; w-owned); *out_len the coded length. */
 int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
-		size_t len, uint8_t **buf, size_t *cap, size_t *out_len,
-		struct pipe_err *err);
+		size_t len, uint8_t **buf, size_t *cap, size_t head,
+		size_t *out_len, struct pipe_err *err);
 
 /* cwdict.c */
 /* Start gathering training bytes (a no-op past the cap). */
@@ -218,8 +231,11 @@ struct cw_job *cw_job_get(struct cwriter *w);
 /* The time of clock clk, ns. */
 uint64_t cw_clock(clockid_t clk);
 /* Run the job taken off the queue, mu held on entry and return; one job
- * runs at a time, by the worker or by the caller in cwriter_idle. */
+ * runs at a time, on the worker (or inline without one). */
 void cw_run_locked(struct cwriter *w, struct cw_job *j);
+/* Encode a queued DATA job but leave it queued for the worker to write
+ * (cwriter_idle), mu held on entry and return; false when none waits. */
+bool cw_encode_one_locked(struct cwriter *w);
 /* The encoder thread (arg: the writer). */
 void *cw_worker(void *arg);
 /* Queue a filled job (or run it inline without a worker). */

@@ -1,9 +1,10 @@
 /*
  * test_container_encoder.c - the container writer's encoder thread:
- * behind a slow codec and a short queue, waiting or dropping whole
- * blocks (never the sideband) and counting them lost; and encoding in
- * the caller's idle moments once blocks are known to be fast.  All of
- * it runs threads, so the ThreadSanitizer run takes all of it.
+ * behind a slow codec or a slow sink and a short queue, waiting or
+ * dropping whole blocks (never the sideband) and counting them lost; and
+ * encoding in the caller's idle moments once blocks are known to be
+ * fast, while every write stays on the worker.  All of it runs threads,
+ * so the ThreadSanitizer run takes all of it.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include "ctest.h"
@@ -89,8 +91,8 @@ static void test_encoder_queue(bool drop)
 /*
  * Live, blocks wait for the caller's idle moments: the first ones go to
  * the worker (their cost is not known yet), and once a block is known to
- * encode fast the caller encodes the queue itself, in file order with
- * what the worker wrote, so the worker need not wake.
+ * encode fast the caller encodes the queue itself while the records are
+ * in cache; the worker writes them, in file order.
  */
 static void test_encoder_idle(void)
 {
@@ -156,11 +158,116 @@ static void test_encoder_idle(void)
 	meta_free(meta);
 }
 
+/* A sink whose writes take 5 ms each once `slow` is set, and which
+ * counts the writes made on the thread that adds records while `watch`
+ * is set. */
+struct slow_sink {
+	struct mem f;          /* what was written */
+	pthread_t caller;      /* the thread that adds records */
+	int watch;             /* atomic: count the caller's writes */
+	int slow;              /* atomic: each write sleeps */
+	int caller_writes;     /* atomic: writes made on the caller */
+};
+
+static int slow_write(void *opaque, const void *buf, size_t len,
+		      struct pipe_err *err)
+{
+	struct slow_sink *s = opaque;
+
+	if (__atomic_load_n(&s->watch, __ATOMIC_ACQUIRE) &&
+	    pthread_equal(pthread_self(), s->caller))
+		__atomic_add_fetch(&s->caller_writes, 1, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&s->slow, __ATOMIC_ACQUIRE))
+		usleep(5000);
+	return mem_write(&s->f, buf, len, err);
+}
+
+/*
+ * Live, a sink that turns slow (a slow disk, a pipe read slowly): the
+ * caller, which drains the rings, never writes, not even in its idle
+ * moments once blocks are known to encode fast, so it never waits for
+ * the sink; the queue fills and whole blocks are dropped, counted and
+ * written as lost, never silently.
+ */
+static void test_encoder_slow_sink(void)
+{
+	struct meta *meta = make_meta();
+	struct cw_opts o = {
+		.codec = &xor_codec,
+		.codec_name = "xor",
+		.block_size = 4096,
+		.flush_ns = 1000000000,
+		.write = slow_write,
+		.async = true,
+		.drop_when_behind = true,
+		.queue_bytes = 65536,
+		.inline_ns = UINT64_C(10000000000),
+	};
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct slow_sink sink;
+	struct pipe_batch b = { 0 };
+	struct cw_stats ws;
+	struct result res;
+	struct gen g;
+	size_t i;
+	int waits;
+
+	memset(&sink, 0, sizeof(sink));
+	sink.caller = pthread_self();
+	o.opaque = &sink;
+	gen_records(&g, 3000, 5);
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	__atomic_store_n(&sink.watch, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < g.nr; i += 50) {
+		b.recs = g.recs + i;
+		b.nr = g.nr - i < 50 ? g.nr - i : 50;
+		CHECK(cwriter_add(w, &b, &err) == 0);
+		cwriter_idle(w, UINT64_MAX / 2);
+		if (i == 1500) {
+			/* the caller encoded blocks; now the sink is slow */
+			cwriter_stats(w, &ws);
+			CHECK(ws.inline_blocks > 0);
+			__atomic_store_n(&sink.slow, 1, __ATOMIC_RELEASE);
+		}
+		if (i != 500)
+			continue;
+		/* the first blocks written and timed: from here on the
+		 * caller encodes in its idle moments */
+		for (waits = 0; waits < 60000; waits++) {
+			cwriter_stats(w, &ws);
+			if (ws.blocks && cwriter_settled(w))
+				break;
+			usleep(1000);
+		}
+		CHECK(ws.blocks > 0 && cwriter_settled(w));
+	}
+	CHECK(cwriter_finish(w, &err) == 0);
+	__atomic_store_n(&sink.watch, 0, __ATOMIC_RELEASE);
+	cwriter_stats(w, &ws);
+	cwriter_free(w);
+	CHECK(__atomic_load_n(&sink.caller_writes, __ATOMIC_RELAXED) == 0);
+	CHECK(ws.records == g.nr);
+	CHECK(ws.dropped_blocks > 0);
+	read_file(&sink.f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr - ws.dropped_records);
+	CHECK(res.ordered);
+	CHECK(ws.lost == 5 + ws.dropped_records ||
+	      ws.lost == 4 + ws.dropped_records);
+	CHECK(res.st.lost == ws.lost);
+	CHECK(ws.stored_bytes == sink.f.len);
+	gen_free(&g);
+	free(sink.f.p);
+	meta_free(meta);
+}
+
 int main(void)
 {
 	test_encoder_queue(false);
 	test_encoder_queue(true);
 	test_encoder_idle();
+	test_encoder_slow_sink();
 	/* read block by block, each file reads as merged */
 	CHECK(blocks_differ == 0);
 	return test_result();
