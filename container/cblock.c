@@ -352,6 +352,111 @@ static int cb_sort(struct cb_job *j)
 	return 0;
 }
 
+/*
+ * cb_walk for the common case (every record kept, one event): the counts
+ * and the order check in the same pass as the views, a sample's time at
+ * its offset.  Returns 0, 1 when the records are out of time order (the
+ * views are done, cb_sort orders them), or -EINVAL with j->why set.
+ */
+static int cb_walk_all(struct cb_ctx *ctx, struct cb_job *j)
+{
+	const struct fmt_block *b = &j->b;
+	const uint8_t *bytes = j->bytes;
+	struct pipe_record *rec = j->buf.recs;
+	uint64_t last = b->t_min, prev = 0, t_first = 0;
+	size_t off = 0, n = 0, raw = b->raw, records = b->records;
+	uint32_t samples = 0, time_off = ctx->time_off;
+	bool ordered = true;
+
+	while (off < raw) {
+		const struct perf_event_header *h =
+			(const struct perf_event_header *)(bytes + off);
+		size_t size;
+
+		if (raw - off < sizeof(*h))
+			break;
+		size = h->size;
+		if (size < sizeof(*h) || size % 8 || size > raw - off)
+			break;
+		if (n == records) {
+			snprintf(j->why, sizeof(j->why),
+				 "more records than the %" PRIu32
+				 " of its header", b->records);
+			return -EINVAL;
+		}
+		rec->hdr = h;
+		rec->stream = b->stream;
+		if (h->type == PERF_RECORD_SAMPLE) {
+			uint64_t t = 0;
+
+			samples++;
+			if (time_off && size >= time_off + 8)
+				memcpy(&t, (const uint8_t *)h + time_off, 8);
+			rec->event = 0;
+			if (t)
+				last = t;
+		} else {
+			struct pipe_sample_id sid;
+
+			rec->event = PIPE_EVENT_NONE;
+			if (decode_sample_id(ctx->meta, rec, &sid) == 0) {
+				rec->event = sid.event;
+				if (sid.time)
+					last = sid.time;
+			}
+			if (h->type == PERF_RECORD_THROTTLE) {
+				j->c.throttles++;
+			} else if (h->type == PERF_RECORD_LOST && size >= 24) {
+				uint64_t lost;
+
+				memcpy(&lost, (const uint8_t *)h + 16, 8);
+				j->c.lost += lost;
+			}
+		}
+		/* a record without a time has its predecessor's */
+		rec->time = last;
+		if (last < prev)
+			ordered = false;
+		prev = last;
+		if (!t_first)
+			t_first = last;
+		off += size;
+		rec++;
+		n++;
+	}
+	if (off < raw) {
+		snprintf(j->why, sizeof(j->why), "bad record length at byte %zu",
+			 off);
+		return -EINVAL;
+	}
+	if (n != records || samples != b->samples) {
+		snprintf(j->why, sizeof(j->why), "%zu records and %" PRIu32
+			 " samples, its header says %" PRIu32 " and %" PRIu32,
+			 n, samples, b->records, b->samples);
+		return -EINVAL;
+	}
+	j->nr = n;
+	j->c.records = n;
+	j->c.samples = samples;
+	j->c.t_first = t_first;
+	j->c.t_last = prev;
+	if (!ordered) {
+		/* the first and last of the records sorted */
+		size_t i;
+
+		for (i = 0; i < n; i++) {
+			uint64_t t = j->buf.recs[i].time;
+
+			if (t && (!j->c.t_first || t < j->c.t_first))
+				j->c.t_first = t;
+			if (t > j->c.t_last)
+				j->c.t_last = t;
+		}
+	}
+	j->in_order = ordered;
+	return !ordered;
+}
+
 /* Check every record against the header and keep the wanted ones, in
  * time order. */
 static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
@@ -371,6 +476,13 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 		     (size_t)b->records * sizeof(*j->buf.recs) + 1, 65536)) {
 		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
+	}
+	if (!j->filter && ctx->one_event && !ctx->nr_pids) {
+		int ret = cb_walk_all(ctx, j);
+
+		if (ret <= 0)
+			return ret;
+		goto sort;
 	}
 	while (off < b->raw) {
 		const struct perf_event_header *h;
@@ -434,6 +546,7 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 			 n, samples, b->records, b->samples);
 		return -EINVAL;
 	}
+sort:
 	if (cb_sort(j) < 0) {
 		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
