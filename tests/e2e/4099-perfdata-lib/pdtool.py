@@ -137,9 +137,12 @@ def decompress(src, dst):
             z += d[o + 16:o + 16 + n]
         elif typ != 68:
             plain += d[o:o + sz]
-    # perf never ends its zstd frame: the tool says so and gives the data
-    out = subprocess.run(['zstd', '-dcq'], input=bytes(z), stdout=subprocess.PIPE,
-                         stderr=subprocess.DEVNULL).stdout
+    # perf never ends its zstd frame (it flushes, block by block): an empty
+    # last block ends it.  Without one the tool stops with "premature
+    # end" and drops what it had not yet written out, everything past
+    # the first 256 KiB of records.
+    out = subprocess.run(['zstd', '-dcq'], input=bytes(z) + b'\x01\x00\x00',
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout
     o = 0
     while o + 8 <= len(out):
         sz = struct.unpack_from('<H', out, o + 6)[0]
