@@ -11,6 +11,7 @@
 
 #include "conf.h"
 #include "decode.h"
+#include "frames.h"
 #include "host.h"
 #include "hostopts.h"
 #include "loader.h"
@@ -204,41 +205,27 @@ static int view_reserve(struct host_view *hv, uint64_t n)
 }
 
 /*
- * The frames of a sample, leaf first: the callchain without its context
- * markers, each entry with the cpumode of its context; the first address
- * of a context is where it was interrupted, the others are return
- * addresses.  Without a callchain, the ip alone.
+ * The frames of a sample, leaf first (frames.h), each with the cpumode
+ * of its context and whether it is a return address.  Without a
+ * callchain, the ip alone.
  */
 static int view_frames(struct host_view *hv)
 {
 	const struct pipe_sample *s = &hv->s;
-	uint16_t misc = s->misc;
+	struct frames walk;
+	struct frame f;
 	uint32_t nr = 0;
-	bool seen_ip = false;
-	uint64_t i;
 	int ret;
 
 	ret = view_reserve(hv, s->nr_callchain + 1);
 	if (ret < 0)
 		return ret;
-	for (i = 0; i < s->nr_callchain; i++) {
-		uint64_t a = s->callchain[i];
-
-		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
-			if (a == (uint64_t)PERF_CONTEXT_KERNEL)
-				misc = PERF_RECORD_MISC_KERNEL;
-			else if (a == (uint64_t)PERF_CONTEXT_USER)
-				misc = PERF_RECORD_MISC_USER;
-			else
-				misc = PERF_RECORD_MISC_CPUMODE_UNKNOWN;
-			seen_ip = false;
-			continue;
-		}
-		hv->frames[nr] = a;
-		hv->misc[nr] = misc;
-		hv->ret[nr] = seen_ip && a > 0;
+	frames_init(&walk, s);
+	while (frames_next(&walk, &f)) {
+		hv->frames[nr] = f.addr;
+		hv->misc[nr] = f.misc;
+		hv->ret[nr] = f.ret && f.addr > 0;
 		nr++;
-		seen_ip = true;
 	}
 	if (nr == 0) {
 		hv->frames[0] = s->ip;

@@ -15,11 +15,11 @@
 
 #include "pipe_plugin.h"
 #include "buildid.h"
+#include "frames.h"
 #include "pprof.h"
 
 #define CACHE_SLOTS (1u << 16)   /* address -> location cache */
 #define BINS_MAX (1u << 16)      /* binaries remembered from maps */
-#define CONTEXT_MAX ((uint64_t)-4095) /* callchain context markers */
 
 struct loc_slot {
 	uint64_t addr;            /* address as recorded */
@@ -355,31 +355,22 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 /* The locations of a sample's stack, leaf first; returns how many. */
 static uint32_t stack(struct pp *s, const struct pipe_sample *smp)
 {
-	uint16_t misc = smp->misc & PERF_RECORD_MISC_CPUMODE_MASK;
-	bool first = true;
+	struct frames walk;
+	struct frame f;
 	uint32_t n = 0;
-	uint64_t i, ip;
 
 	if (!smp->nr_callchain) {
-		s->locs[n] = location(s, smp->pid, smp->ip, smp->ip, misc);
+		s->locs[n] = location(s, smp->pid, smp->ip, smp->ip,
+				      smp->misc & PERF_RECORD_MISC_CPUMODE_MASK);
 		return s->locs[n] ? 1 : 0;
 	}
-	for (i = 0; i < smp->nr_callchain && n < PPROF_DEPTH_MAX; i++) {
-		ip = smp->callchain[i];
-		if (ip >= CONTEXT_MAX) {
-			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
-				misc = PERF_RECORD_MISC_KERNEL;
-			else if (ip == (uint64_t)PERF_CONTEXT_USER)
-				misc = PERF_RECORD_MISC_USER;
-			first = true;
-			continue;
-		}
-		/* after the first of each context: return addresses */
-		s->locs[n] = location(s, smp->pid, ip, first ? ip : ip - 1,
-				      misc);
+	frames_init(&walk, smp);
+	while (n < PPROF_DEPTH_MAX && frames_next(&walk, &f)) {
+		/* return addresses point after the call: look one back */
+		s->locs[n] = location(s, smp->pid, f.addr, f.addr - f.ret,
+				      f.misc & PERF_RECORD_MISC_CPUMODE_MASK);
 		if (s->locs[n])
 			n++;
-		first = false;
 	}
 	return n;
 }

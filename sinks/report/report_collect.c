@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "report.h"
 
 /* ---- resolution --------------------------------------------------------- */
@@ -292,33 +293,19 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 /* Fill r->frames from the sample (leaf first); returns the count. */
 static uint32_t sample_frames(struct report *r, const struct pipe_sample *s)
 {
-	uint16_t misc = s->misc;
+	struct frames walk;
+	struct frame f;
 	uint32_t nr = 0, id;
-	uint64_t i;
-	bool seen_ip = false;
 
-	for (i = 0; i < s->nr_callchain && nr < MAX_CHAIN; i++) {
-		uint64_t a = s->callchain[i];
-
-		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
-			if (a == (uint64_t)PERF_CONTEXT_KERNEL)
-				misc = PERF_RECORD_MISC_KERNEL;
-			else if (a == (uint64_t)PERF_CONTEXT_USER)
-				misc = PERF_RECORD_MISC_USER;
-			else
-				misc = PERF_RECORD_MISC_CPUMODE_UNKNOWN;
-			/* the first address of a context is where it was
-			 * interrupted, not a return address */
-			seen_ip = false;
-			continue;
-		}
+	frames_init(&walk, s);
+	while (nr < MAX_CHAIN && frames_next(&walk, &f)) {
 		/* return addresses point after the call: look one back */
-		id = resolve(r, s->pid, a, seen_ip, misc);
+		id = resolve(r, s->pid, f.addr, f.ret, f.misc);
 		if (id != NONE && r->inline_on)
-			nr = add_inlines(r, nr, s->pid, a - seen_ip, misc, id);
+			nr = add_inlines(r, nr, s->pid, f.addr - f.ret, f.misc,
+					 id);
 		if (id != NONE)
 			r->frames[nr++] = id;
-		seen_ip = true;
 	}
 	if (nr == 0) {
 		id = resolve(r, s->pid, s->ip, 0, s->misc);
