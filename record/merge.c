@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heap.h"
 #include "merge.h"
 
 #define CHUNK_SIZE (256u << 10)
@@ -38,7 +39,8 @@ struct queue {
 	struct chunk *last;  /* youngest chunk */
 	uint64_t last_time; /* time of the youngest FIFO record */
 	size_t count;       /* records in the FIFO */
-	struct late **late; /* min-heap by time of records that came late */
+	void **late;        /* struct late *: heap by time of the records
+			       that came late */
 	uint32_t nr_late;
 	uint32_t cap_late;
 	int32_t heap_pos;   /* index in the heap, -1 when not in it */
@@ -47,7 +49,8 @@ struct queue {
 struct merge {
 	struct queue **queues;    /* owned, nr_queues entries */
 	uint32_t nr_queues;
-	struct queue **heap;      /* non-empty queues by head time */
+	void **heap;              /* struct queue *: the non-empty queues,
+				     heap by head time */
 	uint32_t heap_len;
 	struct chunk *retired;    /* consumed chunks, freed on next call */
 	struct late *retired_late; /* consumed late records, likewise */
@@ -149,6 +152,7 @@ static struct chunk *chunk_get(struct merge *m)
 static struct queue *queue_of(struct merge *m, uint32_t stream)
 {
 	struct queue **qs, *q;
+	void **heap;
 	uint32_t i;
 
 	/* few streams, and callers push runs of one stream: scan from the
@@ -163,12 +167,12 @@ static struct queue *queue_of(struct merge *m, uint32_t stream)
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	qs = realloc(m->heap, (m->nr_queues + 1) * sizeof(*qs));
-	if (!qs) {
+	heap = realloc(m->heap, (m->nr_queues + 1) * sizeof(*heap));
+	if (!heap) {
 		free(q);
 		return NULL;
 	}
-	m->heap = qs;
+	m->heap = heap;
 	q->stream = stream;
 	q->order = stream == PIPE_STREAM_SIDEBAND ? 0 : stream + 1;
 	q->heap_pos = -1;
@@ -181,20 +185,27 @@ static const struct entry *queue_head(const struct queue *q)
 	return (const struct entry *)(q->first->data + q->first->head);
 }
 
+/* The oldest of the records that came late (q->nr_late > 0). */
+static const struct late *late_top(const struct queue *q)
+{
+	return q->late[0];
+}
+
 /* The late record goes first when it is strictly older than the FIFO's. */
 static bool late_first(const struct queue *q)
 {
 	return q->nr_late &&
-	       (!q->count || q->late[0]->e.time < queue_head(q)->time);
+	       (!q->count || late_top(q)->e.time < queue_head(q)->time);
 }
 
 static uint64_t queue_time(const struct queue *q)
 {
-	return late_first(q) ? q->late[0]->e.time : queue_head(q)->time;
+	return late_first(q) ? late_top(q)->e.time : queue_head(q)->time;
 }
 
-static bool heap_less(const struct queue *a, const struct queue *b)
+static bool queue_before(const void *qa, const void *qb)
 {
+	const struct queue *a = qa, *b = qb;
 	uint64_t ta = queue_time(a), tb = queue_time(b);
 
 	if (ta != tb)
@@ -202,77 +213,23 @@ static bool heap_less(const struct queue *a, const struct queue *b)
 	return a->order < b->order;
 }
 
-static void heap_set(struct merge *m, uint32_t i, struct queue *q)
+static void queue_moved(void *q, uint32_t pos)
 {
-	m->heap[i] = q;
-	q->heap_pos = (int32_t)i;
+	((struct queue *)q)->heap_pos = (int32_t)pos;
 }
 
-static void heap_up(struct merge *m, uint32_t i)
+static const struct heap_ops queue_heap = {
+	.before = queue_before,
+	.moved = queue_moved,
+};
+
+static bool late_before(const void *a, const void *b)
 {
-	struct queue *q = m->heap[i];
-
-	while (i > 0) {
-		uint32_t parent = (i - 1) / 2;
-
-		if (!heap_less(q, m->heap[parent]))
-			break;
-		heap_set(m, i, m->heap[parent]);
-		i = parent;
-	}
-	heap_set(m, i, q);
+	return ((const struct late *)a)->e.time <
+	       ((const struct late *)b)->e.time;
 }
 
-static void heap_down(struct merge *m, uint32_t i)
-{
-	struct queue *q = m->heap[i];
-
-	for (;;) {
-		uint32_t l = 2 * i + 1, best = l;
-
-		if (l >= m->heap_len)
-			break;
-		if (l + 1 < m->heap_len && heap_less(m->heap[l + 1], m->heap[l]))
-			best = l + 1;
-		if (!heap_less(m->heap[best], q))
-			break;
-		heap_set(m, i, m->heap[best]);
-		i = best;
-	}
-	heap_set(m, i, q);
-}
-
-static void late_up(struct queue *q, uint32_t i)
-{
-	struct late *l = q->late[i];
-
-	while (i > 0 && l->e.time < q->late[(i - 1) / 2]->e.time) {
-		q->late[i] = q->late[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	q->late[i] = l;
-}
-
-static void late_down(struct queue *q)
-{
-	struct late *l = q->late[0];
-	uint32_t i = 0;
-
-	for (;;) {
-		uint32_t c = 2 * i + 1;
-
-		if (c >= q->nr_late)
-			break;
-		if (c + 1 < q->nr_late &&
-		    q->late[c + 1]->e.time < q->late[c]->e.time)
-			c++;
-		if (q->late[c]->e.time >= l->e.time)
-			break;
-		q->late[i] = q->late[c];
-		i = c;
-	}
-	q->late[i] = l;
-}
+static const struct heap_ops late_heap = { .before = late_before };
 
 static int queue_append_late(struct merge *m, struct queue *q,
 			     const struct pipe_record *r)
@@ -281,7 +238,7 @@ static int queue_append_late(struct merge *m, struct queue *q,
 
 	if (q->nr_late == q->cap_late) {
 		uint32_t cap = q->cap_late ? q->cap_late * 2 : 16;
-		struct late **nl = realloc(q->late, cap * sizeof(*nl));
+		void **nl = realloc(q->late, cap * sizeof(*nl));
 
 		if (!nl)
 			return -ENOMEM;
@@ -296,18 +253,15 @@ static int queue_append_late(struct merge *m, struct queue *q,
 	l->e.event = r->event;
 	l->e.size = r->hdr->size;
 	memcpy(&l->e + 1, r->hdr, r->hdr->size);
-	q->late[q->nr_late++] = l;
-	late_up(q, q->nr_late - 1);
+	heap_push(q->late, &q->nr_late, l, &late_heap);
 	m->reordered++;
 	m->count++;
 	m->bytes += r->hdr->size;
 	/* the queue's head may be older now */
-	if (q->heap_pos < 0) {
-		heap_set(m, m->heap_len++, q);
-		heap_up(m, m->heap_len - 1);
-	} else {
-		heap_up(m, (uint32_t)q->heap_pos);
-	}
+	if (q->heap_pos < 0)
+		heap_push(m->heap, &m->heap_len, q, &queue_heap);
+	else
+		heap_up(m->heap, (uint32_t)q->heap_pos, &queue_heap);
 	return 0;
 }
 
@@ -342,10 +296,8 @@ static int queue_append(struct merge *m, struct queue *q,
 	q->count++;
 	m->count++;
 	m->bytes += size;
-	if (q->heap_pos < 0) {
-		heap_set(m, m->heap_len++, q);
-		heap_up(m, m->heap_len - 1);
-	}
+	if (q->heap_pos < 0)
+		heap_push(m->heap, &m->heap_len, q, &queue_heap);
 	return 0;
 }
 
@@ -383,9 +335,7 @@ static void queue_take(struct merge *m, struct queue *q,
 		r->time = l->e.time;
 		r->stream = q->stream;
 		r->event = l->e.event;
-		q->late[0] = q->late[--q->nr_late];
-		if (q->nr_late)
-			late_down(q);
+		heap_pop(q->late, &q->nr_late, &late_heap);
 		m->count--;
 		m->bytes -= l->e.size;
 		l->next = m->retired_late; /* the view lives until the next call */
@@ -435,13 +385,10 @@ void merge_pop(struct merge *m, uint64_t horizon, size_t max,
 			break;
 		queue_take(m, q, &m->out[n++]);
 		if (q->count || q->nr_late) {
-			heap_down(m, 0);
+			heap_down(m->heap, m->heap_len, 0, &queue_heap);
 		} else {
 			q->heap_pos = -1;
-			if (--m->heap_len) {
-				heap_set(m, 0, m->heap[m->heap_len]);
-				heap_down(m, 0);
-			}
+			heap_pop(m->heap, &m->heap_len, &queue_heap);
 		}
 	}
 	out->recs = m->out;
