@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include <zdict.h>
+/* ZSTD_c_literalCompressionMode: experimental in zstd's API, but a
+ * parameter of the shared library since 1.4.5 */
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 #include <zstd_errors.h>
 
@@ -45,6 +48,12 @@ static const struct pipe_param zstd_params[] = {
 	{ "level", PIPE_PARAM_INT, PIPE_PARAM_POSITIONAL, "3",
 	  "compression level, negative is faster (0: zstd's default, 3)",
 	  NULL, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX },
+	{ "literals", PIPE_PARAM_ENUM, 0, "huffman",
+	  "literals Huffman-coded, or stored raw (faster, a little larger)",
+	  "huffman|raw", 0, 0 },
+	{ "hashlog", PIPE_PARAM_INT, 0, "0",
+	  "log2 of the match finder's hash table (0: the level's own; "
+	  "smaller is faster on small blocks)", NULL, 0, 30 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -113,8 +122,15 @@ static int zstd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_dictIDFlag, 0);
 	if (!ZSTD_isError(r))
 		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_contentSizeFlag, 1);
+	if (!ZSTD_isError(r) && host->arg_int(ctx, "literals") == 1)
+		r = ZSTD_CCtx_setParameter(s->cctx,
+					   ZSTD_c_literalCompressionMode,
+					   ZSTD_ps_disable);
+	if (!ZSTD_isError(r) && host->arg_int(ctx, "hashlog"))
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_hashLog,
+					   (int)host->arg_int(ctx, "hashlog"));
 	if (ZSTD_isError(r)) {
-		ret = zstd_fail(s, "set the level of", r);
+		ret = zstd_fail(s, "set the parameters of", r);
 		goto out_free;
 	}
 	*state = s;

@@ -419,6 +419,19 @@ static void test_sizes(const struct codec_case *cc,
 		round_trip(&in, 0, buf, 65536, NULL);
 		inst_close(&in);
 	}
+	if (strcmp(cc->name, "zstd") == 0) {
+		/* raw literals and a small hash table: larger, still exact */
+		CHECK(inst_open(&in, p, "literals", 1, "hashlog", 14) == 0);
+		fill_perf(buf, 65536);
+		round_trip(&in, 0, buf, 65536, &stored);
+		CHECK(stored > sizes[cc->nr_levels]);
+		fill_random(buf, 65536);
+		round_trip(&in, 0, buf, 65536, NULL);
+		inst_close(&in);
+		/* below zstd's smallest table: refused with a message */
+		CHECK(inst_open(&in, p, "hashlog", 3, NULL, 0) < 0);
+		CHECK(strstr(in.ctx.err, "zstd") != NULL);
+	}
 	free(buf);
 }
 
