@@ -131,8 +131,9 @@ int cwriter_cut(struct cwriter *w, struct pipe_err *err);
  * a few milliseconds to encode (and no dictionary is trained), the caller
  * encodes queued blocks here itself, a few milliseconds at most, while
  * the worker is idle; it never writes (a write may wait).  The worker
- * wakes to write and encode what is queued once a MiB has gathered or
- * the oldest block has waited flush_ns/2, and for a backlog at once.
+ * wakes to write and encode what is queued once 4 MiB has gathered or
+ * the oldest block's first record nears its flush interval (within a
+ * quarter of it), and for a backlog at once.
  */
 void cwriter_idle(struct cwriter *w, uint64_t now_ns);
 /* Have opts.flush called on the thread that writes, once the blocks

@@ -160,6 +160,7 @@ struct cw_job *cw_job_get(struct cwriter *w)
 		j->next = NULL;
 		j->len = 0;
 		j->encoded = false;
+		j->queued_at = 0;
 		memset(&j->b, 0, sizeof(j->b));
 	}
 	return j;
@@ -378,7 +379,8 @@ int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	/* live, blocks wait for cwriter_idle, which encodes them or wakes
 	 * the worker for them; a backlog, or anyone but a live recording,
 	 * wakes it now */
-	j->queued_at = w->arrival_ns;
+	if (!j->queued_at)
+		j->queued_at = w->arrival_ns;
 	if (!w->opts.drop_when_behind || w->queued > limit / 4)
 		pthread_cond_signal(&w->work);
 	else
@@ -392,7 +394,7 @@ uint64_t cw_kick_due_locked(const struct cwriter *w)
 {
 	if (!w->asleep_ok || !w->head)
 		return UINT64_MAX;
-	return w->head->queued_at + w->opts.flush_ns / 2;
+	return w->head->queued_at + w->opts.flush_ns;
 }
 
 /* The END job: its payload but for what the encoder knows. */

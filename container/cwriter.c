@@ -242,6 +242,7 @@ static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
 	j->b.samples = s->samples;
 	j->b.t_min = s->t_min;
 	j->b.t_max = s->t_max;
+	j->queued_at = s->pending_since;
 	/* this stream's records leave the pending set before the horizon */
 	s->len = 0;
 	s->records = 0;
@@ -768,7 +769,8 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 	if (!w->head)
 		w->asleep_ok = false;
 	if ((w->head && !w->running &&
-	     (w->queued >= CW_KICK_BYTES || cw_kick_due_locked(w) <= now_ns)) ||
+	     (w->queued >= CW_KICK_BYTES ||
+	      cw_kick_due_locked(w) <= now_ns + w->opts.flush_ns / 4)) ||
 	    w->flush_req) {
 		pthread_cond_signal(&w->work);
 		w->asleep_ok = false;

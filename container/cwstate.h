@@ -43,8 +43,9 @@
 
 /* raw bytes waiting for the encoder when opts.queue_bytes is 0 */
 #define CW_QUEUE_DEFAULT (16u << 20)
-/* live, queued blocks wake the worker once this much waits, or flush/2 */
-#define CW_KICK_BYTES (1u << 20)
+/* live, queued blocks wake the worker once this much waits, or when the
+ * oldest one's records near their flush interval */
+#define CW_KICK_BYTES (4u << 20)
 /* live, the caller encodes queued blocks itself before it sleeps for up
  * to this long, while a block takes less (cwriter_idle) */
 #define CW_INLINE_NS UINT64_C(5000000)
@@ -94,7 +95,9 @@ struct cw_job {
 				   for the header before and CW_TAIL after */
 	size_t blk_cap;         /* bytes allocated */
 	bool encoded;           /* blk and b are ready: only the write is left */
-	uint64_t queued_at;     /* monotonic ns (the caller's arrival time) */
+	uint64_t queued_at;     /* monotonic ns its oldest record came (the
+				   caller's arrival time; at queueing when
+				   unknown) */
 };
 
 /* The writer's dictionaries: training bytes, the one in use, its trial. */
