@@ -27,7 +27,9 @@
 # then CPU per sample as the least-squares slope over every run of every
 # duration, the fixed cost as its intercept, and pipe/perf ratios.
 # Targets: CPU per sample <= 0.5x perf's, file <= 0.8x perf's bytes,
-# wakeups/s <= perf's, 0 lost at 20 kHz where perf loses none.
+# wakeups/s <= perf's, 0 lost at 20 kHz where perf loses none; peak RSS
+# flat in the recording's length (the longest duration's against the
+# shortest's, e.g. BENCH_SECS="10 60").
 # BENCH_PROFILE=1 adds a profile of pipe itself (perf record -g on pipe).
 set -u
 PIPE=$BUILD/pipe
@@ -212,6 +214,17 @@ for c in $CASES; do
 		printf "bytes %.2fx (target <= 0.80), ", b["pipe"] / b["perf"]
 		printf "wakeups/s %.2fx (target <= 1)\n", k["perf"] ? k["pipe"] / k["perf"] : 0
 	}' "$dir/$c.fit"
+	# peak RSS against the recording's length: shortest and longest
+	# duration, medians (target: flat)
+	set -- $SECS
+	lo=$1 hi=${!#}
+	for who in pipe perf; do
+		r0=$(awk -v s="$lo" '$1 == s { print $3 / 1024 }' "$dir/$c.$who" | median)
+		r1=$(awk -v s="$hi" '$1 == s { print $3 / 1024 }' "$dir/$c.$who" | median)
+		awk -v c="$c" -v w="$who" -v lo="$lo" -v hi="$hi" -v a="$r0" -v b="$r1" 'BEGIN {
+			printf "%s %s peak RSS: %.1f MiB at %s s, %.1f MiB at %s s (%.2fx)\n", c, w, a, lo, b, hi, a ? b / a : 0
+		}'
+	done
 done
 
 [ "${BENCH_PROFILE:-0}" = 1 ] || exit 0
