@@ -7,17 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <xxhash.h>
-#if defined(__x86_64__) && defined(__has_include)
-#if __has_include(<xxh_x86dispatch.h>)
-/* libxxhash's runtime dispatch: AVX2 where the CPU has it (3.5x the
- * throughput of the baseline SSE2 build on this project's machine) */
-#include <xxh_x86dispatch.h>
-#endif
-#endif
 
 #include "container.h"
 #include "format.h"
+#include "xxh.h"
 
 int fmt_grow(void **buf, size_t *cap, size_t want, size_t first)
 {

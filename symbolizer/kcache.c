@@ -17,12 +17,12 @@
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
-#include <xxhash.h>
 
 #include "err.h"
 #include "fdio.h"
 #include "kcache.h"
 #include "trust.h"
+#include "xxh.h"
 
 #define KALLSYMS "/proc/kallsyms"
 #define KCACHE_PREFIX "kallsyms-"
