@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "heap.h"
 #include "runmerge.h"
 
 struct run {
@@ -24,7 +25,8 @@ struct run {
 };
 
 struct runmerge {
-	struct run **heap;              /* owned; runs with records left */
+	void **heap;                    /* owned; struct run *: the runs
+					   with records left */
 	uint32_t heap_len, heap_cap;
 	struct run *spent;              /* owned; popped to the end */
 	struct run *spare;              /* owned; free run structs */
@@ -80,40 +82,12 @@ static bool run_before(const struct run *a, const struct run *b)
 	return a->seq < b->seq;
 }
 
-static void heap_up(struct runmerge *m, uint32_t i)
+static bool heap_before(const void *a, const void *b)
 {
-	struct run *r = m->heap[i];
-
-	while (i > 0) {
-		uint32_t parent = (i - 1) / 2;
-
-		if (!run_before(r, m->heap[parent]))
-			break;
-		m->heap[i] = m->heap[parent];
-		i = parent;
-	}
-	m->heap[i] = r;
+	return run_before(a, b);
 }
 
-static void heap_down(struct runmerge *m, uint32_t i)
-{
-	struct run *r = m->heap[i];
-
-	for (;;) {
-		uint32_t l = 2 * i + 1, best = l;
-
-		if (l >= m->heap_len)
-			break;
-		if (l + 1 < m->heap_len &&
-		    run_before(m->heap[l + 1], m->heap[l]))
-			best = l + 1;
-		if (!run_before(m->heap[best], r))
-			break;
-		m->heap[i] = m->heap[best];
-		i = best;
-	}
-	m->heap[i] = r;
-}
+static const struct heap_ops run_heap = { .before = heap_before };
 
 int runmerge_add(struct runmerge *m, const struct pipe_record *recs,
 		 size_t nr, uint32_t stream, size_t bytes, void *owner)
@@ -122,7 +96,7 @@ int runmerge_add(struct runmerge *m, const struct pipe_record *recs,
 
 	if (m->heap_len == m->heap_cap) {
 		uint32_t cap = m->heap_cap ? 2 * m->heap_cap : 16;
-		struct run **h = realloc(m->heap, cap * sizeof(*h));
+		void **h = realloc(m->heap, cap * sizeof(*h));
 
 		if (!h)
 			return -ENOMEM;
@@ -151,8 +125,7 @@ int runmerge_add(struct runmerge *m, const struct pipe_record *recs,
 	}
 	r->time = recs[0].time;
 	m->count += nr;
-	m->heap[m->heap_len++] = r;
-	heap_up(m, m->heap_len - 1);
+	heap_push(m->heap, &m->heap_len, r, &run_heap);
 	return 0;
 }
 
@@ -163,10 +136,7 @@ static void heap_pop_top(struct runmerge *m)
 
 	r->link = m->spent;
 	m->spent = r;
-	if (--m->heap_len) {
-		m->heap[0] = m->heap[m->heap_len];
-		heap_down(m, 0);
-	}
+	heap_pop(m->heap, &m->heap_len, &run_heap);
 }
 
 /*
@@ -241,8 +211,10 @@ static size_t pop_two(struct runmerge *m, uint64_t horizon, size_t n,
 		second = 2;
 	}
 	for (i = 1; i < m->heap_len; i++) {
-		if (i != second && (!capped || m->heap[i]->time < cap)) {
-			cap = m->heap[i]->time;
+		const struct run *other = m->heap[i];
+
+		if (i != second && (!capped || other->time < cap)) {
+			cap = other->time;
 			capped = true;
 		}
 	}
@@ -318,7 +290,7 @@ void runmerge_pop(struct runmerge *m, uint64_t horizon, size_t max,
 		r->time = r->recs[i].time;
 		if (n == start)
 			break; /* the horizon holds the oldest back */
-		heap_down(m, 0);
+		heap_down(m->heap, m->heap_len, 0, &run_heap);
 	}
 	out->recs = m->out;
 	out->nr = n;
