@@ -6,8 +6,7 @@
 
 #include "jsonw.h"
 
-/* Length of a valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t jsonw_utf8_len(const unsigned char *s, size_t n)
 {
 	unsigned char c = s[0];
 	unsigned char lo = 0x80, hi = 0xbf;
@@ -95,7 +94,7 @@ size_t jsonw_chunk(char *dst, const char *str, size_t len, size_t *used)
 			continue;
 		}
 		if (c >= 0x80) {
-			k = utf8_len(s + i, n - i);
+			k = jsonw_utf8_len(s + i, n - i);
 			if (k) {
 				memcpy(p, s + i, k);
 				p += k;

@@ -24,6 +24,11 @@
  */
 size_t jsonw_chunk(char *dst, const char *s, size_t len, size_t *used);
 
+/* The length of the valid UTF-8 sequence that starts s (n bytes
+ * readable, n > 0): 2 to 4, or 0 when s[0] starts none (ASCII
+ * included). */
+size_t jsonw_utf8_len(const unsigned char *s, size_t n);
+
 /* Write s as a quoted JSON string to f; NULL writes "". */
 void jsonw_fputs(FILE *f, const char *s);
 

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "report.h"
 
 static const char *const key_titles[NR_KEYS] = {
@@ -33,27 +34,13 @@ static void text_clean(char *buf, size_t cap, char semi)
 	tmp[len] = '\0';
 	in = (const unsigned char *)tmp;
 	while (i < len) {
-		unsigned c = in[i], want = 1, k;
+		unsigned c = in[i], want = 1;
 		bool ok = c >= 0x20 && c < 0x7f;
 
-		if (c >= 0xc2 && c <= 0xf4) {
-			unsigned lo = 0x80, hi = 0xbf;
-
-			want = c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
-			if (c == 0xc2)
-				lo = 0xa0; /* U+0080..U+009F: C1 controls */
-			else if (c == 0xe0)
-				lo = 0xa0; /* overlong */
-			else if (c == 0xed)
-				hi = 0x9f; /* surrogates */
-			else if (c == 0xf0)
-				lo = 0x90; /* overlong */
-			else if (c == 0xf4)
-				hi = 0x8f; /* above U+10FFFF */
-			ok = i + want <= len && in[i + 1] >= lo &&
-			     in[i + 1] <= hi;
-			for (k = 2; ok && k < want; k++)
-				ok = in[i + k] >= 0x80 && in[i + k] <= 0xbf;
+		if (c >= 0x80) {
+			want = (unsigned)jsonw_utf8_len(in + i, len - i);
+			/* U+0080..U+009F are C1 controls */
+			ok = want && !(c == 0xc2 && in[i + 1] < 0xa0);
 			if (!ok)
 				want = 1;
 		}
