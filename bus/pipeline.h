@@ -77,6 +77,9 @@ struct pipeline {
 	struct inst *codec;         /* writer's codec, or NULL */
 	struct cwriter *writer;     /* when there are byte sinks */
 	struct creader *reader;     /* byte source */
+	struct meta *live_meta;     /* owned: a record source's metadata,
+				       which hr.meta borrows; NULL when
+				       hr.meta is the reader's */
 	uint64_t lines_said;        /* its damage lines printed */
 	uint64_t lines_skip;        /* ... and not printed: said already */
 	struct merge *merge;        /* record sources with record sinks */
@@ -146,7 +149,6 @@ int open_writer(struct pipeline *pl, struct pipe_err *err);
 
 /* readfile.c: reading a pipe file */
 void print_line(const char *prefix, const char *line);
-int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
-		struct pipe_err *err);
+int open_reader(struct pipeline *pl, uint32_t threads, struct pipe_err *err);
 
 #endif

@@ -24,7 +24,9 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 	if (!pl->codecs) {
 		pl->codecs = calloc(conf->nr ? conf->nr : 1, sizeof(*pl->codecs));
 		if (!pl->codecs)
-			return -ENOMEM;
+			return pipe_err_set(err, -ENOMEM,
+					    "cannot open codec id %u: out of memory",
+					    codec_id);
 		pl->nr_codecs = conf->nr;
 	}
 	for (i = 0; i < conf->nr; i++) {
@@ -49,7 +51,9 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 	list = realloc(pl->open_codecs, (pl->nr_open_codecs + 1) * sizeof(*list));
 	if (!list) {
 		inst_free(in);
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot open codec id %u: out of memory",
+				    codec_id);
 	}
 	pl->open_codecs = list;
 	list[pl->nr_open_codecs++] = in;
@@ -151,7 +155,9 @@ static int parse_numbers(const struct inst *src, const char *key,
 				nv = realloc(v, cap * sizeof(*v));
 				if (!nv) {
 					free(v);
-					return -ENOMEM;
+					return pipe_err_set(err, -ENOMEM,
+							    "cannot read '%s' of %s: out of memory",
+							    key, src->ctx.what);
 				}
 				v = nv;
 			}
@@ -162,8 +168,7 @@ static int parse_numbers(const struct inst *src, const char *key,
 	return 0;
 }
 
-int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
-		struct pipe_err *err)
+int open_reader(struct pipeline *pl, uint32_t threads, struct pipe_err *err)
 {
 	struct inst *src = pl->src;
 	struct cr_opts ro = { 0 };
@@ -174,7 +179,7 @@ int open_reader(struct pipeline *pl, bool strict, uint32_t threads,
 	ro.src_state = src->state;
 	ro.src_ctx = &src->ctx;
 	ro.name = name ? name : src->ctx.what;
-	ro.strict = strict || args_int(src->ctx.args, "strict");
+	ro.strict = args_int(src->ctx.args, "strict");
 	ro.codec_open = reader_codec_open;
 	ro.codec_close = reader_codec_close;
 	ro.codec_error = reader_codec_error;

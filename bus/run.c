@@ -462,7 +462,8 @@ static int open_sinks(struct pipeline *pl, struct pipe_err *err)
 
 	pl->sinks = calloc(pl->o->nr_sinks, sizeof(*pl->sinks));
 	if (!pl->sinks)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot open the sinks: out of memory");
 	for (i = 0; i < pl->o->nr_sinks; i++) {
 		ret = inst_open(&pl->sinks[i], pl->o->conf, PIPE_KIND_SINK,
 				pl->o->sinks[i], &pl->hr, err);
@@ -557,14 +558,14 @@ static int start_sinks(struct pipeline *pl, struct pipe_err *err)
  * End the outputs of every sink that started and has not failed: finish
  * runs after a successful run and after a failed one alike, so what the
  * sinks got ends cleanly (a failed sink gets only close).  After a
- * successful run (ok) the files the sinks opened take their place once
+ * successful run (RUN_END_OK) the files the sinks opened take their place once
  * every finish succeeded; otherwise (a failed or interrupted run) the pipe
  * file keeps the blocks written so far but gets no trailer, so it does
  * not read as a complete recording, and the outputs are abandoned when
  * the sinks are freed.  `first` is the run's failure so far (0: none, err
  * holds it).
  */
-static int finish_sinks(struct pipeline *pl, bool ok, int first,
+static int finish_sinks(struct pipeline *pl, enum run_end how, int first,
 			struct pipe_err *err)
 {
 	struct pipe_err e;
@@ -576,8 +577,8 @@ static int finish_sinks(struct pipeline *pl, bool ok, int first,
 	if (ret < 0)
 		first = sink_failed(pl, first, ret, &e, err);
 	if (pl->writer) {
-		ret = ok ? cwriter_finish(pl->writer, &e) :
-			   cwriter_cut(pl->writer, &e);
+		ret = how == RUN_END_OK ? cwriter_finish(pl->writer, &e) :
+					  cwriter_cut(pl->writer, &e);
 		if (ret < 0)
 			first = sink_failed(pl, first, ret, &e, err);
 	}
@@ -588,8 +589,8 @@ static int finish_sinks(struct pipeline *pl, bool ok, int first,
 		if (ret < 0)
 			first = sink_failed(pl, first, ret, &e, err);
 	}
-	for (i = 0; ok && !first && i < pl->nr_sinks; i++) {
-		ret = inst_outputs_end(pl->sinks[i], true, &e);
+	for (i = 0; how == RUN_END_OK && !first && i < pl->nr_sinks; i++) {
+		ret = inst_outputs_end(pl->sinks[i], RUN_END_OK, &e);
 		if (ret < 0)
 			first = sink_failed(pl, first, ret, &e, err);
 	}
@@ -624,8 +625,7 @@ void pipeline_free(struct pipeline *pl)
 		symbolizer_free(pl->hr.sym);
 	creader_free(pl->reader);
 	merge_free(pl->merge);
-	if (!pl->reader && pl->hr.meta)
-		meta_free(pl->hr.meta);
+	meta_free(pl->live_meta);
 	for (i = 0; i < pl->nr_open_codecs; i++)
 		inst_free(pl->open_codecs[i]);
 	free(pl->open_codecs);
@@ -713,10 +713,14 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		goto out;
 	}
 	if (pl.src->p->flags & PIPE_PLUGIN_BYTES) {
-		ret = open_reader(&pl, false, 0, err);
+		ret = open_reader(&pl, 0, err);
 	} else {
-		pl.hr.meta = meta_new();
-		ret = pl.hr.meta ? inst_start(pl.src, err) : -ENOMEM;
+		pl.live_meta = meta_new();
+		pl.hr.meta = pl.live_meta;
+		ret = pl.live_meta ? inst_start(pl.src, err) :
+			pipe_err_set(err, -ENOMEM,
+				     "cannot start %s: out of memory",
+				     pl.src->ctx.what);
 	}
 	if (ret < 0)
 		goto out;
@@ -730,14 +734,15 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 	if (ret < 0) {
 		/* keep what was written: close the outputs cleanly anyway */
 		status_clear(&pl);
-		finish_sinks(&pl, false, ret, err);
+		finish_sinks(&pl, RUN_END_FAILED, ret, err);
 		goto out;
 	}
 	status_clear(&pl);
 	/* an interrupted read: the outputs have what was read, a pipe file
 	 * is cut (no trailer), an existing file is not replaced by them, and
 	 * the exit status says so (128+N) */
-	ret = finish_sinks(&pl, pl.cut_signo == 0, 0, err);
+	ret = finish_sinks(&pl, pl.cut_signo ? RUN_END_FAILED : RUN_END_OK, 0,
+			   err);
 	if (ret == 0 && pl.cut_signo)
 		say_cut(&pl);
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)

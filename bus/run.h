@@ -45,13 +45,13 @@ struct scan_result {
 	uint64_t file_size;
 };
 
-/* Read `path` end to end through the file source.  strict: stop at
- * damage; threads: decoding threads, 0 for one per CPU.  Returns 0 or
- * negative errno with err set. */
-int run_scan(const struct conf *conf, const char *path, bool strict,
-	     uint32_t threads, struct scan_result *res, struct pipe_err *err);
-/* The same through byte source `spec` ("./mine.so:x.dat"). */
-int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
+/* Read `path` end to end through the file source.  threads: decoding
+ * threads, 0 for one per CPU.  Returns 0 or negative errno with err set. */
+int run_scan(const struct conf *conf, const char *path, uint32_t threads,
+	     struct scan_result *res, struct pipe_err *err);
+/* The same through byte source `spec` ("./mine.so:x.dat"; its strict=on
+ * stops the read at damage). */
+int run_scan_spec(const struct conf *conf, const char *spec,
 		  uint32_t threads, struct scan_result *res,
 		  struct pipe_err *err);
 void scan_result_release(struct scan_result *res);
@@ -70,8 +70,8 @@ typedef int (*run_batch_fn)(void *opaque, const struct meta *m,
 			    const struct pipe_batch *b, struct pipe_err *err);
 /* Read the pipe file of byte source `spec` ("file:x.dat,start=1s")
  * through fn; res gets the stats and a copy of the metadata. */
-int run_read(const struct conf *conf, const char *spec, bool strict,
-	     uint32_t threads, run_batch_fn fn, void *opaque,
-	     struct scan_result *res, struct pipe_err *err);
+int run_read(const struct conf *conf, const char *spec, uint32_t threads,
+	     run_batch_fn fn, void *opaque, struct scan_result *res,
+	     struct pipe_err *err);
 
 #endif

@@ -10,16 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xxhash.h>
-#if defined(__x86_64__) && defined(__has_include)
-#if __has_include(<xxh_x86dispatch.h>)
-/* libxxhash's runtime dispatch: AVX2 where the CPU has it (3.5x the
- * throughput of the baseline SSE2 build on this project's machine) */
-#include <xxh_x86dispatch.h>
-#endif
-#endif
 
 #include "pipeline.h"
+#include "xxh.h"
 
 struct stream_hash {
 	uint32_t stream;       /* stream id */
@@ -135,7 +128,7 @@ static char *file_spec(const char *path)
 
 /* A pipeline of byte source `spec` and its reader, for whole-file
  * reads; free with pipeline_free. */
-static int open_file_read(struct pipeline *pl, const char *spec, bool strict,
+static int open_file_read(struct pipeline *pl, const char *spec,
 			  uint32_t threads, struct pipe_err *err)
 {
 	int ret;
@@ -154,7 +147,7 @@ static int open_file_read(struct pipeline *pl, const char *spec, bool strict,
 		pipe_err_hint(err, "use -s file:FILE");
 		return ret;
 	}
-	return open_reader(pl, strict, threads, err);
+	return open_reader(pl, threads, err);
 }
 
 /* res->meta: a copy of the reader's metadata. */
@@ -196,7 +189,7 @@ static int block_on(void *opaque, const struct cr_block *b,
 
 /* The file of byte source `spec` to `to`, then res: 0, 1 when a block
  * function stopped the read, or a negative errno with err set. */
-static int read_file(const struct conf *conf, const char *spec, bool strict,
+static int read_file(const struct conf *conf, const char *spec,
 		     uint32_t threads, struct read_to *to,
 		     struct scan_result *res, struct pipe_err *err)
 {
@@ -209,7 +202,7 @@ static int read_file(const struct conf *conf, const char *spec, bool strict,
 	memset(res, 0, sizeof(*res));
 	to->pl = &pl;
 	pl.lines_skip = to->lines_skip;
-	ret = open_file_read(&pl, spec, strict, threads, err);
+	ret = open_file_read(&pl, spec, threads, err);
 	if (ret < 0)
 		goto out;
 	if (to->block) {
@@ -238,18 +231,17 @@ static int read_file(const struct conf *conf, const char *spec, bool strict,
 out:
 	status_clear(&pl);
 	to->lines_said = pl.lines_said;
-	pl.hr.meta = NULL;
 	pipeline_free(&pl);
 	return ret;
 }
 
-int run_read(const struct conf *conf, const char *spec, bool strict,
-	     uint32_t threads, run_batch_fn fn, void *opaque,
-	     struct scan_result *res, struct pipe_err *err)
+int run_read(const struct conf *conf, const char *spec, uint32_t threads,
+	     run_batch_fn fn, void *opaque, struct scan_result *res,
+	     struct pipe_err *err)
 {
 	struct read_to to = { .batch = fn, .opaque = opaque };
 
-	return read_file(conf, spec, strict, threads, &to, res, err);
+	return read_file(conf, spec, threads, &to, res, err);
 }
 
 struct scan_state {
@@ -265,13 +257,13 @@ static int scan_batch(void *opaque, const struct meta *m,
 	size_t i;
 
 	(void)m;
-	(void)err;
 	for (i = 0; i < b->nr; i++) {
 		struct stream_hash *sh = digest_stream(&ss->d,
 						       b->recs[i].stream);
 
 		if (!sh)
-			return -ENOMEM;
+			return pipe_err_set(err, -ENOMEM,
+					    "cannot digest the records: out of memory");
 		XXH3_64bits_update(sh->state, b->recs[i].hdr,
 				   b->recs[i].hdr->size);
 		if (b->recs[i].time < ss->last_time)
@@ -282,15 +274,16 @@ static int scan_batch(void *opaque, const struct meta *m,
 	return 0;
 }
 
-int run_scan(const struct conf *conf, const char *path, bool strict,
-	     uint32_t threads, struct scan_result *res, struct pipe_err *err)
+int run_scan(const struct conf *conf, const char *path, uint32_t threads,
+	     struct scan_result *res, struct pipe_err *err)
 {
 	char *spec = file_spec(path);
 	int ret;
 
 	if (!spec)
-		return -ENOMEM;
-	ret = run_scan_spec(conf, spec, strict, threads, res, err);
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot read '%s': out of memory", path);
+	ret = run_scan_spec(conf, spec, threads, res, err);
 	free(spec);
 	return ret;
 }
@@ -309,12 +302,12 @@ static int scan_block(void *opaque, const struct cr_block *b,
 	struct stream_hash *sh;
 	size_t i;
 
-	(void)err;
 	if (!b->nr)
 		return 0;
 	sh = digest_stream(&ss->d, b->stream);
 	if (!sh)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot digest the records: out of memory");
 	if (b->recs[0].time < sh->last_time || b->recs[0].time < b->horizon)
 		return 1;
 	if (b->in_order)
@@ -326,7 +319,7 @@ static int scan_block(void *opaque, const struct cr_block *b,
 	return 0;
 }
 
-int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
+int run_scan_spec(const struct conf *conf, const char *spec,
 		  uint32_t threads, struct scan_result *res,
 		  struct pipe_err *err)
 {
@@ -334,7 +327,7 @@ int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
 	struct read_to to = { .block = scan_block, .opaque = &ss };
 	int ret;
 
-	ret = read_file(conf, spec, strict, threads, &to, res, err);
+	ret = read_file(conf, spec, threads, &to, res, err);
 	if (ret > 0) {
 		/* the blocks are out of order: in time order, merged, with
 		 * the damage lines said already not said again (they come in
@@ -348,8 +341,7 @@ int run_scan_spec(const struct conf *conf, const char *spec, bool strict,
 		digest_release(&ss.d);
 		memset(&ss, 0, sizeof(ss));
 		scan_result_release(res);
-		ret = read_file(conf, spec, strict, threads, &merged, res,
-				err);
+		ret = read_file(conf, spec, threads, &merged, res, err);
 	}
 	if (ret == 0) {
 		res->out_of_order = ss.out_of_order;
@@ -371,9 +363,10 @@ int run_info(const struct conf *conf, const char *path, bool scan,
 	memset(res, 0, sizeof(*res));
 	*scanned = true;
 	if (!spec)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot read '%s': out of memory", path);
 	if (!scan) {
-		ret = open_file_read(&pl, spec, false, 1, err);
+		ret = open_file_read(&pl, spec, 1, err);
 		if (ret == 0)
 			ret = creader_summary(pl.reader, &res->st, err);
 		if (ret == 0) {
@@ -381,12 +374,11 @@ int run_info(const struct conf *conf, const char *path, bool scan,
 			ret = copy_meta(&pl, spec, res, err);
 			*scanned = false;
 		}
-		pl.hr.meta = NULL;
 		pipeline_free(&pl);
 	}
 	free(spec);
 	if (ret > 0)
-		return run_scan(conf, path, false, 0, res, err);
+		return run_scan(conf, path, 0, res, err);
 	return ret;
 }
 

@@ -88,7 +88,8 @@ int sinkq_start(struct pipeline *pl, struct pipe_err *err)
 	int ret;
 
 	if (!q)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM,
+				    "cannot start the sinks' thread: out of memory");
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->room, NULL);

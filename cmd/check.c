@@ -95,7 +95,7 @@ static int check_sink(struct check *c)
 static int scan(struct check *c, const char *spec, struct scan_result *r)
 {
 	struct pipe_err err = { { 0 }, { 0 } };
-	int ret = run_scan_spec(c->conf, spec, false, 0, r, &err);
+	int ret = run_scan_spec(c->conf, spec, 0, r, &err);
 
 	if (ret < 0)
 		pipe_err_print(&err);

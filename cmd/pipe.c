@@ -399,7 +399,7 @@ static int cmd_verify(const struct conf *conf, const char *path,
 	struct scan_result r;
 	bool bad;
 
-	if (run_scan(conf, path, false, threads, &r, &err) < 0) {
+	if (run_scan(conf, path, threads, &r, &err) < 0) {
 		print_err(&err);
 		return 1;
 	}

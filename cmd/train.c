@@ -84,7 +84,8 @@ static int add_piece(struct trainer *t, const uint8_t *p, size_t n)
 }
 
 /* Transform one block as the writer does and keep it in pieces. */
-static int close_block(struct trainer *t, struct tstream *s)
+static int close_block(struct trainer *t, struct tstream *s,
+		       struct pipe_err *err)
 {
 	const void *out = s->buf;
 	size_t n = s->len, off;
@@ -103,7 +104,8 @@ static int close_block(struct trainer *t, struct tstream *s)
 			k = t->cap - t->len;
 		ret = add_piece(t, (const uint8_t *)out + off, k);
 		if (ret < 0)
-			return ret;
+			return pipe_err_set(err, ret,
+					    "cannot keep training samples: out of memory");
 	}
 	s->len = 0;
 	t->blocks++;
@@ -127,9 +129,10 @@ static int train_batch(void *opaque, const struct meta *m,
 		struct tstream *s = tstream_of(t, r->stream);
 
 		if (!s)
-			return -ENOMEM;
+			return pipe_err_set(err, -ENOMEM,
+					    "cannot keep training samples: out of memory");
 		if (s->len + r->hdr->size > t->block) {
-			ret = close_block(t, s);
+			ret = close_block(t, s, err);
 			if (ret < 0)
 				return ret;
 		}
@@ -201,10 +204,12 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 	t.samples = malloc(t.cap);
 	dict = malloc(size);
 	if (!t.samples || !dict) {
-		ret = -ENOMEM;
+		ret = pipe_err_set(err, -ENOMEM,
+				   "cannot train a dictionary of %u bytes: out of memory",
+				   size);
 		goto out;
 	}
-	ret = run_read(o->conf, o->source, false, 0, train_batch, &t, &res,
+	ret = run_read(o->conf, o->source, 0, train_batch, &t, &res,
 		       err);
 	/* the reader's metadata is gone: the open blocks use the copy */
 	transform_free(t.tf);
@@ -212,7 +217,7 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 	if (ret == 0)
 		ret = transform_new(&t.tf, res.meta, err);
 	for (i = 0; ret == 0 && i < t.nr && t.len < t.cap; i++)
-		ret = close_block(&t, &t.s[i]);
+		ret = close_block(&t, &t.s[i], err);
 	if (ret < 0)
 		goto out;
 	if (t.nr_sizes < 8) {

@@ -310,13 +310,13 @@ int inst_records(struct inst *in, const struct pipe_batch *b,
 	return 0;
 }
 
-int inst_outputs_end(struct inst *in, bool ok, struct pipe_err *err)
+int inst_outputs_end(struct inst *in, enum run_end how, struct pipe_err *err)
 {
 	uint32_t i;
 	int ret, first = 0;
 
 	for (i = 0; i < in->ctx.nr_outs; i++) {
-		if (!ok) {
+		if (how != RUN_END_OK) {
 			output_abort(in->ctx.outs[i]);
 			continue;
 		}
@@ -512,7 +512,7 @@ void inst_free(struct inst *in)
 		in->ctx.call = NULL;
 	}
 	free(in->alloc);
-	inst_outputs_end(in, false, NULL);
+	inst_outputs_end(in, RUN_END_FAILED, NULL);
 	free(in->ctx.view.frames);
 	free(in->ctx.view.misc);
 	free(in->ctx.view.ret);

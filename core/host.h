@@ -24,7 +24,9 @@ struct symbolizer;
 
 /* What every instance of one run shares. */
 struct host_run {
-	struct meta *meta;           /* owned by whoever built it */
+	struct meta *meta;           /* borrowed: the reader's, or the one
+					the run's owner built (the bus's
+					pipeline.live_meta) */
 	struct symbolizer *sym;      /* NULL until a sink asks */
 	char *const *command;        /* -- CMD, or NULL */
 	const char *input;           /* the file the source reads, or NULL */
@@ -146,10 +148,16 @@ int inst_finish(struct inst *in, struct pipe_err *err);
  * sideband record of the batch (records of other types are skipped). */
 int inst_records(struct inst *in, const struct pipe_batch *b,
 		 struct pipe_err *err);
-/* After finish: the run succeeded (ok), so the outputs the sink opened
- * take their place; or it failed, so they are abandoned (output.h).
- * Returns 0 or a negative errno with err set. */
-int inst_outputs_end(struct inst *in, bool ok, struct pipe_err *err);
+/* How a run ended, for what the outputs its sinks opened become. */
+enum run_end {
+	RUN_END_OK,      /* every stage succeeded: they take their place */
+	RUN_END_FAILED,  /* it failed or was cut: they are abandoned */
+};
+
+/* After finish: the outputs the sink opened take their place or are
+ * abandoned, as `how` says (output.h).  Returns 0 or a negative errno
+ * with err set. */
+int inst_outputs_end(struct inst *in, enum run_end how, struct pipe_err *err);
 int inst_train(struct inst *in, const void *samples, const size_t *sizes,
 	       uint32_t nr, void *dict, size_t cap, size_t *dict_len,
 	       struct pipe_err *err);
