@@ -18,11 +18,14 @@
 # hangs, not a speed check; a loaded machine stretches the ASan cases a
 # lot) is killed and fails.
 #
-# Ends with "N passed, N failed, N skipped" over every build, skips listed.
+# Ends with the CPU seconds of each build's cases and the costliest
+# cases, then "N passed, N failed, N skipped" over every build, skips
+# listed.
 set -u
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 pass=0 fail=0 skip=0
-skips=() fails=()
+skips=() fails=() costs=()
+declare -A build_cpu=()
 filter=${TEST_FILTER:-}
 ncpu=$(nproc 2>/dev/null || echo 2)
 jobs=${TEST_JOBS:-$(( ncpu + 1 > 4 ? 4 : ncpu + 1 ))}
@@ -58,7 +61,7 @@ finish() { # idx rc output start-seconds
 	times > "$res/$1.times"
 	cpu=$(awk 'NR == 2 { n = 0
 		for (i = 1; i <= 2; i++) { split($i, t, /[ms]/); n += t[1] * 60 + t[2] }
-		printf "%.0f", n }' "$res/$1.times")
+		printf "%.1f", n }' "$res/$1.times")
 	printf '%s\n' "$3" > "$res/$1.out"
 	echo "$2 $(( $(date +%s) - $4 )) $cpu" > "$res/$1.rc"
 	: > "$res/$1.done"
@@ -98,6 +101,9 @@ run_e2e() { # idx build case-dir
 
 report() { # build name rc secs cpu-secs output
 	local b=$1 name=$2 rc=$3 secs=$4 cpu=$5 out=$6
+	local tenths=${cpu/./}
+	build_cpu[$b]=$(( ${build_cpu[$b]:-0} + 10#$tenths ))
+	costs+=("$cpu $secs [$b] $name")
 	if [ "$rc" = 0 ]; then
 		pass=$((pass + 1)); echo "ok    [$b] $name (${secs}s, cpu ${cpu}s)"
 	elif [ "$rc" = 77 ]; then
@@ -194,6 +200,14 @@ main() {
 	flush
 
 	echo
+	for b in "$@"; do
+		t=${build_cpu[$b]:-}
+		[ -n "$t" ] && echo "cpu [$b]: $((t / 10)).$((t % 10)) s in its cases"
+	done
+	if [ ${#costs[@]} -gt 0 ]; then
+		echo "the costliest cases (cpu, wall seconds):"
+		printf '%s\n' "${costs[@]}" | sort -rn | head -n 8 | sed 's/^/  /'
+	fi
 	if [ ${#skips[@]} -gt 0 ]; then
 		echo "skipped:"
 		printf '  %s\n' "${skips[@]}"
