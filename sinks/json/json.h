@@ -80,6 +80,10 @@ struct sym_slot {
 struct json {
 	const struct pipe_host *host; /* borrowed */
 	struct pipe_ctx *ctx;         /* borrowed */
+	struct pipe_sample sample;    /* the sample being written, its
+				       * size set once at open: the host
+				       * overwrites what it knows, and no
+				       * sample pays a memset of it all */
 	const char *path;             /* output path, "-" for stdout */
 	struct jout out;              /* the output */
 	struct jout side;             /* format=perf, events=all: the

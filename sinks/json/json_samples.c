@@ -190,33 +190,33 @@ static void callchain_put(struct json *j, struct jout *o,
 void sample_put(struct json *j, const struct pipe_record *r)
 {
 	struct jout *o = &j->out;
-	struct pipe_sample s = PIPE_INIT(s);
+	struct pipe_sample *s = &j->sample;
 
-	if (j->host->decode_sample(j->ctx, r, &s) < 0) {
+	if (j->host->decode_sample(j->ctx, r, s) < 0) {
 		j->bad++;
 		return;
 	}
 	jout_lit_put(o, &j->lit.open[j->samples == 0]);
-	time_put(j, o, s.time);
+	time_put(j, o, s->time);
 	jout_lit_put(o, &j->lit.pid);
-	jout_i64(o, (int32_t)s.pid);
+	jout_i64(o, (int32_t)s->pid);
 	jout_lit_put(o, &j->lit.tid);
-	jout_i64(o, (int32_t)s.tid);
-	if (s.sample_type & PERF_SAMPLE_CPU) {
+	jout_i64(o, (int32_t)s->tid);
+	if (s->sample_type & PERF_SAMPLE_CPU) {
 		jout_lit_put(o, &j->lit.cpu);
-		jout_i64(o, (int32_t)s.cpu);
+		jout_i64(o, (int32_t)s->cpu);
 	}
 	jout_lit_put(o, &j->lit.comm);
-	jout_str(o, j->host->thread_comm(j->ctx, s.tid));
-	callchain_put(j, o, &s);
+	jout_str(o, j->host->thread_comm(j->ctx, s->tid));
+	callchain_put(j, o, s);
 	jout_lit_put(o, &j->lit.event);
-	if (s.event < j->meta->nr_events)
-		jout_str(o, pipe_meta_event(j->meta, s.event)->name);
+	if (s->event < j->meta->nr_events)
+		jout_str(o, pipe_meta_event(j->meta, s->event)->name);
 	else
 		jout_lit(o, "null");
-	if (s.sample_type & PERF_SAMPLE_PERIOD) {
+	if (s->sample_type & PERF_SAMPLE_PERIOD) {
 		jout_lit_put(o, &j->lit.period);
-		jout_u64(o, s.period);
+		jout_u64(o, s->period);
 	}
 	jout_lit_put(o, &j->lit.close);
 	j->samples++;

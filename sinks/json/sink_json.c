@@ -164,6 +164,7 @@ static int json_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	}
 	j->host = host;
 	j->ctx = ctx;
+	j->sample.size = sizeof(j->sample); /* the rest zero (calloc) */
 	j->out.fd = -1;
 	j->side.fd = -1;
 	j->path = host->arg_str(ctx, "path");

@@ -142,6 +142,10 @@ struct event_total {
 struct report {
 	const struct pipe_host *host;
 	struct pipe_ctx *ctx;
+	/* the sample being added, set up once at open: the
+	 * host overwrites what it knows, a smaller host leaves the tail
+	 * zero, and no sample pays a memset of the whole struct */
+	struct pipe_sample sample;
 	/* parameters */
 	enum key keys[MAX_KEYS];
 	uint32_t nr_keys;

@@ -369,34 +369,34 @@ static bool leaf_wanted(const struct report *r, uint32_t sym)
 
 static int add_sample(struct report *r, const struct pipe_record *rec)
 {
-	struct pipe_sample s = PIPE_INIT(s);
+	struct pipe_sample *s = &r->sample;
 	struct row k, *row;
 	uint32_t comm, event, nr, leaf, src = NONE;
 	uint64_t period;
 
-	if (r->host->decode_sample(r->ctx, rec, &s) < 0) {
+	if (r->host->decode_sample(r->ctx, rec, s) < 0) {
 		r->bad_samples++;
 		return 0;
 	}
-	event = s.event < r->nr_events ? s.event : r->nr_events;
-	period = (s.sample_type & PERF_SAMPLE_PERIOD) ? s.period : 1;
+	event = s->event < r->nr_events ? s->event : r->nr_events;
+	period = (s->sample_type & PERF_SAMPLE_PERIOD) ? s->period : 1;
 	r->totals[event].samples++;
 	r->totals[event].period += period;
-	comm = comm_of(r, s.tid);
-	if (!sample_wanted(r, &s, comm))
+	comm = comm_of(r, s->tid);
+	if (!sample_wanted(r, s, comm))
 		return 0;
 	if (r->need_chains) {
-		nr = sample_frames(r, &s);
+		nr = sample_frames(r, s);
 	} else {
-		r->frames[0] = resolve(r, s.pid, s.ip, 0, s.misc);
+		r->frames[0] = resolve(r, s->pid, s->ip, 0, s->misc);
 		nr = r->frames[0] != NONE;
 	}
 	leaf = leaf_of(r, nr);
 	if (nr == 0 || !leaf_wanted(r, r->frames[leaf]))
 		return 0;
 	if (r->key_on[KEY_SRCLINE])
-		src = srcline_of(r, s.pid, s.ip, s.misc);
-	row_key(r, &k, event, comm, s.pid, s.cpu, r->frames[leaf], src);
+		src = srcline_of(r, s->pid, s->ip, s->misc);
+	row_key(r, &k, event, comm, s->pid, s->cpu, r->frames[leaf], src);
 	row = row_get(r, &k);
 	if (!row)
 		return -ENOMEM;
@@ -406,8 +406,8 @@ static int add_sample(struct report *r, const struct pipe_record *rec)
 		return 0;
 	return add_chain(r, event, r->key_on[KEY_COMM] ||
 				   r->format == FORMAT_FOLDED ? comm : NONE,
-			 r->key_on[KEY_PID] ? s.pid : NONE,
-			 r->key_on[KEY_CPU] ? s.cpu : NONE, src, nr, period);
+			 r->key_on[KEY_PID] ? s->pid : NONE,
+			 r->key_on[KEY_CPU] ? s->cpu : NONE, src, nr, period);
 }
 
 int report_consume(void *state, const struct pipe_batch *b)

@@ -156,6 +156,7 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		return -ENOMEM;
 	r->host = host;
 	r->ctx = ctx;
+	r->sample.size = sizeof(r->sample); /* the rest zero (calloc) */
 	r->strs.size = sizeof(struct str);
 	r->syms.size = sizeof(struct sym);
 	r->rows.size = sizeof(struct row);
