@@ -10,8 +10,14 @@
 set -u
 : "${BUILD:?}" "${TOP:?}"
 PIPE=$BUILD/pipe burn=$BUILD/tests/workloads/burn
-W=$(mktemp -d "${TMPDIR:-/tmp}/pipe-bench-json.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+# BENCH_DIR=DIR keeps the recordings in DIR and reuses those found there
+if [ -n "${BENCH_DIR:-}" ]; then
+	W=$BENCH_DIR
+	mkdir -p "$W"
+else
+	W=$(mktemp -d "${TMPDIR:-/tmp}/pipe-bench-json.XXXXXX")
+	trap 'rm -rf "$W"' EXIT
+fi
 cd "$W" || exit 1
 if ! "$PIPE" -q -s perf:event=cpu-clock,duration=10ms,cpus=0 -k null:print=off 2>/dev/null; then
 	echo "skipped: perf_event_open not permitted"; exit 0
@@ -19,6 +25,7 @@ fi
 command -v perf >/dev/null || { echo "skipped: perf not installed"; exit 0; }
 MS=${BENCH_JSON_MS:-5000 50000}
 for ms in $MS; do
+	[ -s "p$ms.dat" ] && [ -s "f$ms.data" ] && continue
 	"$PIPE" -q -s perf:event=cpu-clock,freq=10000 -k "file:p$ms.dat" -- "$burn" $ms 2 || exit 1
 	perf record -q -e cpu-clock -F 10000 -g --sample-cpu -B -N --no-bpf-event \
 		-o "raw$ms.data" -- "$burn" $ms 2 >/dev/null 2>&1 || exit 1

@@ -30,8 +30,15 @@ RUNS=${BENCH_RUNS:-5}
 FREQ=${BENCH_FREQ:-10000}
 SMALL=${BENCH_SMALL:-8.5}
 LARGE=${BENCH_LARGE:-85}
-dir=$(mktemp -d /tmp/pipe-report.XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+# BENCH_DIR=DIR keeps the recordings in DIR and reuses those found there
+# (a 1M-sample recording is many minutes of a loaded machine)
+if [ -n "${BENCH_DIR:-}" ]; then
+	dir=$BENCH_DIR
+	mkdir -p "$dir"
+else
+	dir=$(mktemp -d /tmp/pipe-report.XXXXXX)
+	trap 'rm -rf "$dir"' EXIT
+fi
 fail() { echo "report.sh: $*" >&2; exit 1; }
 calc() { awk "BEGIN { printf \"%.4f\\n\", $* }"; }
 med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -67,12 +74,14 @@ medians() {
 declare -A n cpu rss
 for size in small large; do
 	secs=$SMALL; [ $size = large ] && secs=$LARGE
-	"$PIPE" -q -s "perf:freq=$FREQ" -k "file:$dir/p_$size.dat" -- "$W" "$secs" \
-		>/dev/null || fail "pipe record"
-	perf record -q -B -g -F "$FREQ" -o "$dir/f_$size.perf" -- "$W" "$secs" \
-		>/dev/null 2>&1 || fail "perf record"
-	python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$dir/f_$size.perf" \
-		"$dir/f_$size.fixed" >/dev/null 2>&1 || cp "$dir/f_$size.perf" "$dir/f_$size.fixed"
+	if [ ! -s "$dir/p_$size.dat" ] || [ ! -s "$dir/f_$size.fixed" ]; then
+		"$PIPE" -q -s "perf:freq=$FREQ" -k "file:$dir/p_$size.dat" -- "$W" "$secs" \
+			>/dev/null || fail "pipe record"
+		perf record -q -B -g -F "$FREQ" -o "$dir/f_$size.perf" -- "$W" "$secs" \
+			>/dev/null 2>&1 || fail "perf record"
+		python3 "$TOP/tests/tools/perfdata-fix-mmap2.py" "$dir/f_$size.perf" \
+			"$dir/f_$size.fixed" >/dev/null 2>&1 || cp "$dir/f_$size.perf" "$dir/f_$size.fixed"
+	fi
 	n[pipe_$size]=$("$PIPE" info "$dir/p_$size.dat" | sed -n 's/^samples: //p')
 	n[perf_$size]=$(perf report -i "$dir/f_$size.fixed" --stats 2>/dev/null |
 		awk '/ SAMPLE events:/ { print $3; exit }')
