@@ -5,6 +5,7 @@
 #   C: file -> null                       (reader + merge + bus)
 #   V1, V2: pipe verify --threads 1 and 2 of the same file (287 MB raw)
 #   I: pipe info of a file of about 1 GB (BENCH_INFO_RECORDS, 7.5M records)
+#   F: the floor, read_floor.c: the file mapped and hashed once with XXH3
 # write cost = (B - A) / records, read cost = C / records, both in ns.
 # CPU time (user+sys), medians of 5 runs; verify and info also wall time.
 # Targets: read under 50 ns per record, verify's per-stream path under
@@ -46,6 +47,15 @@ W1=$(for i in 1 2 3 4 5; do w "$PIPE" verify --threads 1 "$dir/x.dat"; done | me
 W2=$(for i in 1 2 3 4 5; do w "$PIPE" verify --threads 2 "$dir/x.dat"; done | med)
 printf 'verify CPU/rec: --threads 1 %.1f ns, --threads 2 %.1f ns; wall %.3f s / %.3f s = %.2fx\n' \
 	"$(calc "$V1 * 1e9 / $R")" "$(calc "$V2 * 1e9 / $R")" "$W1" "$W2" "$(calc "$W1 / $W2")"
+# the floor: the file mapped and every byte hashed once (XXH3, 256 KiB
+# at a time), as any reader that checks every checksum must
+if cc -O2 -std=c11 -D_GNU_SOURCE -o "$dir/read_floor" \
+	"$(dirname "$0")/read_floor.c" -lxxhash 2>/dev/null; then
+	F=$(for i in 1 2 3 4 5; do t "$dir/read_floor" "$dir/x.dat" 262144; done | med)
+	printf 'floor (map + XXH3 of every byte): %.1f ns/rec; C - floor %.1f ns, V1 - floor %.1f ns\n' \
+		"$(calc "$F * 1e9 / $R")" "$(calc "($C - $F) * 1e9 / $R")" \
+		"$(calc "($V1 - $F) * 1e9 / $R")"
+fi
 rm -f "$dir/x.dat"
 NI=${BENCH_INFO_RECORDS:-7500000}
 "$PIPE" -q -s "synth:$NI" -c none -k "file:$dir/g.dat" || { echo "failed: synth:$NI" >&2; exit 1; }
