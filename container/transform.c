@@ -576,6 +576,24 @@ static int tcol_varint(struct tcol *c, uint64_t *v)
 		*v = c->p[c->pos++];
 		return 0;
 	}
+	/* the longest varint fits: no bound to check per byte */
+	if (c->len - c->pos >= 10) {
+		const uint8_t *p = c->p + c->pos;
+		unsigned i;
+
+		for (i = 0; i < 10; i++) {
+			b = p[i];
+			if (i == 9 && b > 1)
+				return -EINVAL;
+			x |= (uint64_t)(b & 0x7f) << (7 * i);
+			if (!(b & 0x80)) {
+				c->pos += i + 1;
+				*v = x;
+				return 0;
+			}
+		}
+		return -EINVAL;
+	}
 	do {
 		if (c->pos >= c->len || shift > 63)
 			return -EINVAL;

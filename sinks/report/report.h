@@ -197,14 +197,24 @@ typedef uint64_t (*hash_fn)(const struct vec *v, uint32_t i);
 extern const char *const key_names[NR_KEYS];
 
 /* report_tables.c */
-/* Item i of v (borrowed: moves when v grows). */
-void *vec_at(const struct vec *v, uint32_t i);
+/* Item i of v (borrowed: moves when v grows); inline, as every probe
+ * and row goes through it. */
+static inline void *vec_at(const struct vec *v, uint32_t i)
+{
+	return (char *)v->items + (size_t)i * v->size;
+}
 
 /* Append a zeroed item; returns its index or NONE when out of memory. */
 uint32_t vec_push(struct vec *v);
 
-/* One step of the hash of a key made of several values. */
-uint64_t mix(uint64_t h, uint64_t v);
+/* One step of the hash of a key made of several values; inline, as a
+ * sample takes several per frame. */
+static inline uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
+}
 
 /* The stored hash of row i (the rows index's hash_fn). */
 uint64_t row_hash_of(const struct vec *v, uint32_t i);

@@ -11,11 +11,6 @@
 
 /* ---- containers -------------------------------------------------------- */
 
-void *vec_at(const struct vec *v, uint32_t i)
-{
-	return (char *)v->items + (size_t)i * v->size;
-}
-
 uint32_t vec_push(struct vec *v)
 {
 	if (v->nr == v->cap) {
@@ -32,13 +27,6 @@ uint32_t vec_push(struct vec *v)
 	}
 	memset(vec_at(v, v->nr), 0, v->size);
 	return v->nr++;
-}
-
-uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 32);
 }
 
 static uint64_t hash_str(const char *s)
