@@ -88,6 +88,22 @@ static void test_encoder_queue(bool drop)
 	meta_free(meta);
 }
 
+/* Wait until the worker has written the first blocks, timed them and
+ * gone back to sleep, however slowly a loaded machine runs it. */
+static void wait_settled(struct cwriter *w)
+{
+	struct cw_stats ws;
+	int waits;
+
+	for (waits = 0; waits < 60000; waits++) {
+		cwriter_stats(w, &ws);
+		if (ws.blocks && cwriter_settled(w))
+			break;
+		usleep(1000);
+	}
+	CHECK(ws.blocks > 0 && cwriter_settled(w));
+}
+
 /*
  * Live, blocks wait for the caller's idle moments: the first ones go to
  * the worker (their cost is not known yet), and once a block is known to
@@ -116,7 +132,6 @@ static void test_encoder_idle(void)
 	struct result res;
 	struct gen g;
 	size_t i;
-	int waits;
 
 	o.opaque = &f;
 	gen_records(&g, 3000, 0);
@@ -132,13 +147,7 @@ static void test_encoder_idle(void)
 		/* let the worker write the first blocks, time them and go
 		 * back to sleep (however slowly a loaded machine runs it):
 		 * the blocks queued from now on wait for cwriter_idle */
-		for (waits = 0; waits < 60000; waits++) {
-			cwriter_stats(w, &ws);
-			if (ws.blocks && cwriter_settled(w))
-				break;
-			usleep(1000);
-		}
-		CHECK(ws.blocks > 0 && cwriter_settled(w));
+		wait_settled(w);
 	}
 	cwriter_stats(w, &ws);
 	CHECK(ws.inline_blocks > 0);
@@ -211,7 +220,6 @@ static void test_encoder_slow_sink(void)
 	struct result res;
 	struct gen g;
 	size_t i;
-	int waits;
 
 	memset(&sink, 0, sizeof(sink));
 	sink.caller = pthread_self();
@@ -234,13 +242,7 @@ static void test_encoder_slow_sink(void)
 			continue;
 		/* the first blocks written and timed: from here on the
 		 * caller encodes in its idle moments */
-		for (waits = 0; waits < 60000; waits++) {
-			cwriter_stats(w, &ws);
-			if (ws.blocks && cwriter_settled(w))
-				break;
-			usleep(1000);
-		}
-		CHECK(ws.blocks > 0 && cwriter_settled(w));
+		wait_settled(w);
 	}
 	CHECK(cwriter_finish(w, &err) == 0);
 	__atomic_store_n(&sink.watch, 0, __ATOMIC_RELEASE);
