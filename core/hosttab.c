@@ -243,7 +243,7 @@ static uint32_t h_event_of_id(struct pipe_ctx *ctx, uint64_t id)
 static int h_decode_sample(struct pipe_ctx *ctx, const struct pipe_record *rec,
 			   struct pipe_sample *out)
 {
-	struct pipe_sample full;
+	struct pipe_sample full, *to = &full;
 	int ret;
 
 	if (!size_ok(ctx, out, offsetof(struct pipe_sample, sample_type),
@@ -251,14 +251,19 @@ static int h_decode_sample(struct pipe_ctx *ctx, const struct pipe_record *rec,
 	    !stage_ok(ctx, rec && rec->hdr, "decode_sample",
 		      "its record is NULL"))
 		return -EINVAL;
+	/* a plugin built with this header takes the sample as it is
+	 * decoded; only one of another minor needs the copy that fits */
+	if (out->size == sizeof(full))
+		to = out;
 	/* symbolizing sinks see the state of the sample's time: they get
 	 * the stacks of callchain=dwarf recordings unwound */
 	if (ctx->symbols && ctx->run->sym)
 		ret = symbolizer_decode(ctx->run->sym, ctx->run->meta, rec,
-					&full);
+					to);
 	else
-		ret = decode_sample(ctx->run->meta, rec, &full);
-	copy_out(out, &full, sizeof(full));
+		ret = decode_sample(ctx->run->meta, rec, to);
+	if (to == &full)
+		copy_out(out, &full, sizeof(full));
 	return ret;
 }
 

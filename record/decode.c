@@ -4,6 +4,7 @@
  * sinks never parse sample_type bits and damaged records never overrun.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "decode.h"
@@ -148,6 +149,29 @@ static void take_stack(struct cursor *c, const struct perf_event_header *h,
 		c->bad = true;
 }
 
+/* The next u64 when sample_type st has field f, else 0. */
+static uint64_t take_if(struct cursor *c, uint64_t st, uint64_t f)
+{
+	return (st & f) ? take64(c) : 0;
+}
+
+/* A rejected record decodes to nothing: only size (and the event when
+ * known) are set. */
+static int decode_fail(struct pipe_sample *s, struct decode_stack *u,
+		       uint32_t event)
+{
+	memset(s, 0, sizeof(*s));
+	s->size = sizeof(*s);
+	s->event = event;
+	memset(u, 0, sizeof(*u));
+	return -EINVAL;
+}
+
+/*
+ * Every field of *s is written exactly once, present or 0, rather than
+ * the whole struct zeroed first: a memset of it per sample was a tenth of
+ * a flat report's CPU (a `rep stos` of 170 bytes).
+ */
 static int decode_body(const struct meta *m, const struct pipe_record *rec,
 		       struct pipe_sample *s, struct decode_stack *u)
 {
@@ -157,44 +181,44 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 	struct cursor c;
 	uint64_t st;
 
-	memset(s, 0, sizeof(*s));
-	s->size = sizeof(*s);
 	if (!u)
 		u = &none;
-	memset(u, 0, sizeof(*u));
 	if (h->type != PERF_RECORD_SAMPLE || h->size < sizeof(*h))
-		return -EINVAL;
+		return decode_fail(s, u, 0);
 	s->event = rec->event != PIPE_EVENT_NONE ? rec->event
 						 : record_event(m, h);
 	a = meta_attr(m, s->event);
 	if (!a)
-		return -EINVAL;
+		return decode_fail(s, u, s->event);
+	memset(u, 0, sizeof(*u));
 	st = a->sample_type;
+	s->size = sizeof(*s);
 	s->sample_type = st;
 	s->misc = h->misc;
+	s->reserved = 0;
 	c.p = (const uint8_t *)(h + 1);
 	c.end = (const uint8_t *)h + h->size;
 	c.bad = false;
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		s->id = take64(&c);
-	if (st & PERF_SAMPLE_IP)
-		s->ip = take64(&c);
+	s->id = take_if(&c, st, PERF_SAMPLE_IDENTIFIER);
+	s->ip = take_if(&c, st, PERF_SAMPLE_IP);
+	s->pid = 0;
+	s->tid = 0;
 	if (st & PERF_SAMPLE_TID)
 		take32x2(&c, &s->pid, &s->tid);
-	if (st & PERF_SAMPLE_TIME)
-		s->time = take64(&c);
-	if (st & PERF_SAMPLE_ADDR)
-		s->addr = take64(&c);
+	s->time = take_if(&c, st, PERF_SAMPLE_TIME);
+	s->addr = take_if(&c, st, PERF_SAMPLE_ADDR);
 	if (st & PERF_SAMPLE_ID)
 		s->id = take64(&c);
-	if (st & PERF_SAMPLE_STREAM_ID)
-		s->stream_id = take64(&c);
+	s->stream_id = take_if(&c, st, PERF_SAMPLE_STREAM_ID);
+	s->cpu = 0;
+	s->cpu_res = 0;
 	if (st & PERF_SAMPLE_CPU)
 		take32x2(&c, &s->cpu, &s->cpu_res);
-	if (st & PERF_SAMPLE_PERIOD)
-		s->period = take64(&c);
+	s->period = take_if(&c, st, PERF_SAMPLE_PERIOD);
 	if (st & PERF_SAMPLE_READ)
 		skip_read(&c, a->read_format);
+	s->callchain = NULL;
+	s->nr_callchain = 0;
 	if (st & PERF_SAMPLE_CALLCHAIN) {
 		s->nr_callchain = take64(&c);
 		/* checked before the multiplication can wrap */
@@ -203,6 +227,9 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 		else
 			s->callchain = take_bytes(&c, s->nr_callchain * 8);
 	}
+	s->raw = NULL;
+	s->raw_size = 0;
+	s->reserved2 = 0;
 	if (st & PERF_SAMPLE_RAW) {
 		uint64_t padded;
 		uint32_t sz;
@@ -233,18 +260,19 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 		take_regs(&c, a->sample_regs_user, u);
 	if (st & PERF_SAMPLE_STACK_USER)
 		take_stack(&c, h, u);
-	if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT))
-		s->weight = take64(&c);
-	if (st & PERF_SAMPLE_DATA_SRC)
-		s->data_src = take64(&c);
-	if (st & PERF_SAMPLE_TRANSACTION)
-		s->transaction = take64(&c);
+	s->weight = take_if(&c, st, PERF_SAMPLE_WEIGHT |
+			    PERF_SAMPLE_WEIGHT_STRUCT);
+	s->data_src = take_if(&c, st, PERF_SAMPLE_DATA_SRC);
+	s->transaction = take_if(&c, st, PERF_SAMPLE_TRANSACTION);
 	if (st & PERF_SAMPLE_REGS_INTR)
 		skip_regs(&c, a->sample_regs_intr);
-	if (st & PERF_SAMPLE_PHYS_ADDR)
-		s->phys_addr = take64(&c);
-	if (st & PERF_SAMPLE_CGROUP)
-		s->cgroup = take64(&c);
+	s->phys_addr = take_if(&c, st, PERF_SAMPLE_PHYS_ADDR);
+	s->cgroup = take_if(&c, st, PERF_SAMPLE_CGROUP);
+	/* fields a later minor of the ABI adds after cgroup (none in this
+	 * build but the suite's grown host) */
+	memset((char *)&s->cgroup + sizeof(s->cgroup), 0,
+	       sizeof(*s) - offsetof(struct pipe_sample, cgroup) -
+	       sizeof(s->cgroup));
 	if (c.bad) {
 		s->callchain = NULL;
 		s->nr_callchain = 0;

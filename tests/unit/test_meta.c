@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "decode.h"
 #include "err.h"
@@ -161,8 +162,25 @@ static void test_decode_id(void)
 	rec[4] = 32;                        /* id: task-clock */
 	rec[5] = 1;                         /* cpu */
 	rec[6] = 250000;                    /* period */
+	/* the decoder writes every field: what the record lacks reads 0,
+	 * whatever the struct held before (a sink reuses one) */
+	memset(&s, 0xa5, sizeof(s));
 	CHECK(decode_sample(m, &r, &s) == 0);
 	CHECK(s.event == 1 && s.id == 32 && s.period == 250000);
+	CHECK(s.size == sizeof(s) && s.sample_type == a.sample_type);
+	CHECK(s.misc == 0 && s.reserved == 0 && s.cpu_res == 0);
+	CHECK(s.ip == 0x401000 && s.pid == 7 && s.tid == 8 && s.time == 1000);
+	CHECK(s.cpu == 1 && s.addr == 0 && s.stream_id == 0);
+	CHECK(s.callchain == NULL && s.nr_callchain == 0);
+	CHECK(s.raw == NULL && s.raw_size == 0 && s.reserved2 == 0);
+	CHECK(s.weight == 0 && s.data_src == 0 && s.transaction == 0);
+	CHECK(s.phys_addr == 0 && s.cgroup == 0);
+	/* and a record it refuses leaves nothing of the one before */
+	h->type = PERF_RECORD_COMM;
+	CHECK(decode_sample(m, &r, &s) == -EINVAL);
+	CHECK(s.size == sizeof(s) && s.ip == 0 && s.pid == 0 && s.time == 0);
+	CHECK(s.period == 0 && s.sample_type == 0 && s.id == 0);
+	h->type = PERF_RECORD_SAMPLE;
 	/* an EXIT's trailer: TID TIME ID CPU */
 	{
 		uint64_t ex[9] = { 0 };
