@@ -18,6 +18,7 @@
 #include "params.h"
 #include "pipeline.h"
 #include "reap.h"
+#include "sideband.h"
 #include "symbolizer.h"
 
 /* guards pipeline.more: sinks fail on the main and the writer's thread */
@@ -32,6 +33,7 @@ uint64_t now_ns(clockid_t clk)
 
 void count_records(struct pipeline *pl, const struct pipe_batch *b)
 {
+	uint64_t lost;
 	size_t i;
 
 	for (i = 0; i < b->nr; i++) {
@@ -40,22 +42,13 @@ void count_records(struct pipeline *pl, const struct pipe_batch *b)
 		pl->records++;
 		if (h->type == PERF_RECORD_SAMPLE) {
 			pl->samples++;
-		} else if (h->type == PERF_RECORD_LOST && h->size >= 24) {
-			uint64_t lost;
-
-			memcpy(&lost, (const uint8_t *)h + 16, 8);
+		} else if (h->type == PERF_RECORD_LOST &&
+			   sideband_lost(h, &lost) == 0) {
 			pl->lost += lost;
 		} else if (h->type == PERF_RECORD_THROTTLE) {
 			pl->throttled++;
 		}
 	}
-}
-
-static bool is_state_record(uint32_t type)
-{
-	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
-	       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
-	       type == PERF_RECORD_EXIT;
 }
 
 /*
@@ -126,7 +119,7 @@ static int deliver_symbols(struct pipeline *pl, const struct pipe_batch *b,
 	int ret;
 
 	for (i = 0; i < b->nr; i++) {
-		if (!is_state_record(b->recs[i].hdr->type)) {
+		if (!sideband_is_task(b->recs[i].hdr->type)) {
 			seen_other = true;
 			continue;
 		}

@@ -15,6 +15,7 @@
 
 #include "fdio.h"
 #include "pdrstate.h"
+#include "sideband.h"
 
 int fail(struct pdread *r, int err, const char *fmt, ...)
 {
@@ -643,20 +644,17 @@ static const struct perf_event_header *aligned(struct pdread *r,
 
 /* perf names the kernel's map "[kernel.kallsyms]_text", pgoff = _text.
  * Returns true for the one pipe's writer put first (see perfdata.h). */
-static bool note_kernel_map(struct pdread *r, const uint8_t *p, uint16_t type,
-			    uint16_t size)
+static bool note_kernel_map(struct pdread *r, const uint8_t *p)
 {
-	size_t name_off = type == PERF_RECORD_MMAP2 ? 72 : 40;
 	static const char kmap[] = "[kernel.kallsyms]";
+	struct sideband sb;
 
-	if (size < name_off + sizeof(kmap) || rd32(p + 8) != UINT32_MAX)
+	if (sideband_decode(aligned(r, p), &sb) < 0 || sb.pid != UINT32_MAX ||
+	    strncmp(sb.name, kmap, sizeof(kmap) - 1))
 		return false;
-	if (memcmp(p + name_off, kmap, sizeof(kmap) - 1))
-		return false;
-	r->info.kernel_text = rd64(p + 32);
-	return !r->started && type == PERF_RECORD_MMAP &&
-	       size >= name_off + sizeof(PD_KERNEL_MAP) &&
-	       !memcmp(p + name_off, PD_KERNEL_MAP, sizeof(PD_KERNEL_MAP)) &&
+	r->info.kernel_text = sb.pgoff;
+	return !r->started && sb.type == PERF_RECORD_MMAP &&
+	       !strcmp(sb.name, PD_KERNEL_MAP) &&
 	       r->info.version && !strcmp(r->info.version, PD_PIPE_VERSION);
 }
 
@@ -690,7 +688,7 @@ int pdread_next(struct pdread *r, const struct perf_event_header **out)
 		if (type < PD_REC_USER_START) {
 			if ((type == PERF_RECORD_MMAP ||
 			     type == PERF_RECORD_MMAP2) && !r->info.kernel_text &&
-			    note_kernel_map(r, p, type, size))
+			    note_kernel_map(r, p))
 				continue;
 			r->started = true;
 			r->st.records++;

@@ -9,7 +9,7 @@
 
 #define MMAP_MIN 48   /* header, pid, tid, addr, len, pgoff, 8-byte name */
 #define MMAP2_MIN 80  /* ... maj, min, ino, ino_generation, prot, flags */
-#define TASK_MIN 24   /* header, pid, ppid, tid, ptid (then time) */
+#define TASK_MIN 32   /* header, pid, ppid, tid, ptid, time */
 
 bool sideband_is_state(uint32_t type)
 {
@@ -30,8 +30,7 @@ bool sideband_is_state(uint32_t type)
 	}
 }
 
-/* Is type one of the records sideband_decode reads? */
-static bool sideband_is_task(uint32_t type)
+bool sideband_is_task(uint32_t type)
 {
 	return type == PERF_RECORD_MMAP || type == PERF_RECORD_MMAP2 ||
 	       type == PERF_RECORD_COMM || type == PERF_RECORD_FORK ||
@@ -77,6 +76,8 @@ static int decode_mmap(const struct perf_event_header *h, bool v2,
 	out->start = rd64(h, 16);
 	out->len = rd64(h, 24);
 	out->pgoff = rd64(h, 32);
+	if (v2)
+		out->prot = rd32(h, 64);
 	/* kernels have set the build-id bit over maj/min/ino: a length out
 	 * of range means no build-id (docs/report.md) */
 	if (v2 && (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && rec[40] &&
@@ -117,6 +118,37 @@ int sideband_decode(const struct perf_event_header *h, struct sideband *out)
 		out->ppid = rd32(h, 12);
 		out->tid = rd32(h, 16);
 		out->ptid = rd32(h, 20);
+		out->time = rd64(h, 24);
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+int sideband_decode_loss(const struct perf_event_header *h,
+			 struct sideband *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->type = h->type;
+	out->misc = h->misc;
+	switch (h->type) {
+	case PERF_RECORD_LOST:   /* header, id, lost */
+		if (h->size < 24)
+			return -EINVAL;
+		out->id = rd64(h, 8);
+		out->lost = rd64(h, 16);
+		return 0;
+	case PERF_RECORD_LOST_SAMPLES: /* header, lost */
+		if (h->size < 16)
+			return -EINVAL;
+		out->lost = rd64(h, 8);
+		return 0;
+	case PERF_RECORD_THROTTLE:   /* header, time, id, stream_id */
+	case PERF_RECORD_UNTHROTTLE:
+		if (h->size < 24)
+			return -EINVAL;
+		out->time = rd64(h, 8);
+		out->id = rd64(h, 16);
 		return 0;
 	default:
 		return -ENOENT;
@@ -125,18 +157,13 @@ int sideband_decode(const struct perf_event_header *h, struct sideband *out)
 
 int sideband_lost(const struct perf_event_header *h, uint64_t *lost)
 {
-	switch (h->type) {
-	case PERF_RECORD_LOST:   /* header, id, lost */
-		if (h->size < 24)
-			return -EINVAL;
-		*lost = rd64(h, 16);
-		return 0;
-	case PERF_RECORD_LOST_SAMPLES: /* header, lost */
-		if (h->size < 16)
-			return -EINVAL;
-		*lost = rd64(h, 8);
-		return 0;
-	default:
+	struct sideband sb;
+	int ret;
+
+	if (h->type != PERF_RECORD_LOST && h->type != PERF_RECORD_LOST_SAMPLES)
 		return -ENOENT;
-	}
+	ret = sideband_decode_loss(h, &sb);
+	if (ret == 0)
+		*lost = sb.lost;
+	return ret;
 }

@@ -1,8 +1,9 @@
 /*
  * sideband.h - the one decoder of perf's sideband records: the process
- * state (MMAP, MMAP2, COMM, FORK, EXIT) as fields and the loss counts
- * (LOST, LOST_SAMPLES), checked against the record's size, for the
- * symbolizer and every plugin that reads them.
+ * state (MMAP, MMAP2, COMM, FORK, EXIT) and the records about sampling
+ * itself (LOST, LOST_SAMPLES, THROTTLE, UNTHROTTLE) as fields, checked
+ * against the record's size, for the core and every plugin that reads
+ * them.
  */
 #ifndef PIPE_SIDEBAND_H
 #define PIPE_SIDEBAND_H
@@ -27,6 +28,12 @@ struct sideband {
 				     borrowed from the record */
 	uint32_t build_id_len;    /* its bytes, 1 to SIDEBAND_BUILD_ID_MAX */
 	bool exec;                /* COMM: the name comes from an exec */
+	uint32_t prot;            /* MMAP2: PROT_* of the mapping; else 0 */
+	uint64_t time;            /* FORK, EXIT, THROTTLE, UNTHROTTLE: the
+				     time in the body (ns) */
+	uint64_t id;              /* LOST, THROTTLE, UNTHROTTLE: the sample
+				     id of the event */
+	uint64_t lost;            /* LOST, LOST_SAMPLES: samples lost */
 };
 
 /*
@@ -37,12 +44,26 @@ struct sideband {
 bool sideband_is_state(uint32_t type);
 
 /*
+ * Is `type` one of the records sideband_decode reads (MMAP, MMAP2, COMM,
+ * FORK, EXIT): the state the symbolizer applies?
+ */
+bool sideband_is_task(uint32_t type);
+
+/*
  * Decode the process-state record h (h->size bytes readable) into *out.
  * Returns 0; -ENOENT for a type other than MMAP, MMAP2, COMM, FORK,
  * EXIT; -EINVAL when h is too short for its type or a name has no NUL
  * inside the record (*out then partly filled).
  */
 int sideband_decode(const struct perf_event_header *h, struct sideband *out);
+
+/*
+ * Decode a record about sampling itself into *out: LOST (lost, id),
+ * LOST_SAMPLES (lost), THROTTLE and UNTHROTTLE (time, id).  Returns 0;
+ * -ENOENT for another type; -EINVAL when h is too short for its type.
+ */
+int sideband_decode_loss(const struct perf_event_header *h,
+			 struct sideband *out);
 
 /*
  * The samples a LOST or LOST_SAMPLES record h says were lost, into *lost.

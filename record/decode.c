@@ -9,6 +9,7 @@
 
 #include "decode.h"
 #include "meta.h"
+#include "sideband.h"
 
 struct cursor {
 	const uint8_t *p;   /* next byte */
@@ -391,102 +392,61 @@ uint64_t decode_time(const struct meta *m, const struct perf_event_header *h)
 	return id.time;
 }
 
-/* A NUL-terminated string at c, within the record; NULL if there is none
- * (a damaged record). */
-static const char *take_str(struct cursor *c)
+/* The host's name of a sideband record's type (decode_sideband's). */
+static uint32_t sb_type(uint32_t perf_type)
 {
-	const char *s = (const char *)c->p;
-
-	if (c->p >= c->end || !memchr(c->p, '\0', (size_t)(c->end - c->p))) {
-		c->bad = true;
-		return NULL;
+	switch (perf_type) {
+	case PERF_RECORD_COMM:
+		return PIPE_SB_COMM;
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return PIPE_SB_MMAP;
+	case PERF_RECORD_FORK:
+		return PIPE_SB_FORK;
+	case PERF_RECORD_EXIT:
+		return PIPE_SB_EXIT;
+	case PERF_RECORD_THROTTLE:
+		return PIPE_SB_THROTTLE;
+	case PERF_RECORD_UNTHROTTLE:
+		return PIPE_SB_UNTHROTTLE;
+	default:
+		return PIPE_SB_LOST;
 	}
-	c->p += strlen(s) + 1;
-	return s;
-}
-
-static void sb_mmap(struct cursor *c, const struct perf_event_header *h,
-		    struct pipe_sideband *out)
-{
-	uint32_t v;
-
-	take32x2(c, &out->pid, &out->tid);
-	out->addr = take64(c);
-	out->len = take64(c);
-	out->pgoff = take64(c);
-	if (h->type == PERF_RECORD_MMAP2) {
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
-			const uint8_t *b = take_bytes(c, 24);
-
-			if (b && b[0] <= 20) {
-				out->build_id_size = b[0];
-				out->build_id = b + 4;
-			}
-		} else {
-			take_bytes(c, 24); /* maj, min, ino, ino_generation */
-		}
-		take32x2(c, &out->prot, &v); /* prot, flags */
-	}
-	out->filename = take_str(c);
 }
 
 int decode_sideband(const struct pipe_record *rec, struct pipe_sideband *out)
 {
-	const struct perf_event_header *h = rec->hdr;
-	struct cursor c;
-	uint64_t v;
+	struct sideband sb;
+	int ret;
 
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
 	out->rec = rec;
 	out->time = rec->time;
-	if (h->size < sizeof(*h))
-		return -EINVAL;
-	c.p = (const uint8_t *)(h + 1);
-	c.end = (const uint8_t *)h + h->size;
-	c.bad = false;
-	switch (h->type) {
-	case PERF_RECORD_COMM:
-		out->type = PIPE_SB_COMM;
-		take32x2(&c, &out->pid, &out->tid);
-		out->comm = take_str(&c);
-		out->exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
-		break;
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_MMAP2:
-		out->type = PIPE_SB_MMAP;
-		sb_mmap(&c, h, out);
-		break;
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_EXIT:
-		out->type = h->type == PERF_RECORD_FORK ? PIPE_SB_FORK :
-							  PIPE_SB_EXIT;
-		take32x2(&c, &out->pid, &out->ppid);
-		take32x2(&c, &out->tid, &out->ptid);
-		v = take64(&c);
-		if (!out->time)
-			out->time = v;
-		break;
-	case PERF_RECORD_LOST:
-		out->type = PIPE_SB_LOST;
-		out->id = take64(&c);
-		out->lost = take64(&c);
-		break;
-	case PERF_RECORD_LOST_SAMPLES:
-		out->type = PIPE_SB_LOST;
-		out->lost = take64(&c);
-		break;
-	case PERF_RECORD_THROTTLE:
-	case PERF_RECORD_UNTHROTTLE:
-		out->type = h->type == PERF_RECORD_THROTTLE ?
-			PIPE_SB_THROTTLE : PIPE_SB_UNTHROTTLE;
-		v = take64(&c);
-		if (!out->time)
-			out->time = v;
-		out->id = take64(&c);
-		break;
-	default:
-		return -ENOENT;
-	}
-	return c.bad ? -EINVAL : 0;
+	ret = sideband_decode(rec->hdr, &sb);
+	if (ret == -ENOENT)
+		ret = sideband_decode_loss(rec->hdr, &sb);
+	if (ret < 0)
+		return ret;
+	out->type = sb_type(sb.type);
+	out->pid = sb.pid;
+	out->tid = sb.tid;
+	out->ppid = sb.ppid;
+	out->ptid = sb.ptid;
+	if (sb.type == PERF_RECORD_COMM)
+		out->comm = sb.name;
+	else
+		out->filename = sb.name;
+	out->exec = sb.exec;
+	out->prot = sb.prot;
+	out->addr = sb.start;
+	out->len = sb.len;
+	out->pgoff = sb.pgoff;
+	out->build_id = sb.build_id;
+	out->build_id_size = sb.build_id_len;
+	out->lost = sb.lost;
+	out->id = sb.id;
+	if (!out->time)
+		out->time = sb.time;
+	return 0;
 }

@@ -16,6 +16,7 @@
 #include "pipe_plugin.h"
 #include "buildid.h"
 #include "pdwrite.h"
+#include "sideband.h"
 
 #define PATHS_MAX (1u << 16) /* distinct mapped files remembered */
 
@@ -194,20 +195,16 @@ static int maps_grow(struct pdsink *s)
 /* Remember a mapped file (and a build-id its MMAP2 record carries). */
 static int note_map(struct pdsink *s, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)h;
-	size_t off = h->type == PERF_RECORD_MMAP2 ? 72 : 40, n;
-	const char *name = (const char *)p + off;
+	struct sideband sb;
+	const char *name;
 	uint32_t j;
-	uint8_t len;
 
-	if (h->size <= off || (h->misc & PERF_RECORD_MISC_MMAP_DATA))
+	if (sideband_decode(h, &sb) < 0 ||
+	    (sb.misc & PERF_RECORD_MISC_MMAP_DATA))
 		return 0;
-	n = strnlen(name, h->size - off);
-	if (n == 0 || n == h->size - off || (name[0] != '/' &&
-					     strncmp(name, "[kernel.kallsyms]", 17)))
-		return 0;
-	if (!strncmp(name, "[kernel.kallsyms]", 17))
-		return 0; /* the kernel's id comes from the metadata */
+	name = sb.name;
+	if (name[0] != '/')
+		return 0; /* files only: the kernel's id is in the metadata */
 	if (s->nr_maps >= PATHS_MAX)
 		return 0;
 	if (4 * (s->nr_maps + 1) > 3 * s->cap_maps && maps_grow(s) < 0)
@@ -221,13 +218,10 @@ static int note_map(struct pdsink *s, const struct perf_event_header *h)
 			return -ENOMEM;
 		s->nr_maps++;
 	}
-	if (h->type == PERF_RECORD_MMAP2 &&
-	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-		len = p[40];
-		if (len && len <= PD_BUILD_ID_MAX && !s->maps[j].len) {
-			memcpy(s->maps[j].id, p + 44, len);
-			s->maps[j].len = len;
-		}
+	if (sb.build_id && sb.build_id_len <= PD_BUILD_ID_MAX &&
+	    !s->maps[j].len) {
+		memcpy(s->maps[j].id, sb.build_id, sb.build_id_len);
+		s->maps[j].len = (uint8_t)sb.build_id_len;
 	}
 	return 0;
 }

@@ -17,6 +17,7 @@
 #include "buildid.h"
 #include "frames.h"
 #include "pprof.h"
+#include "sideband.h"
 
 #define CACHE_SLOTS (1u << 16)   /* address -> location cache */
 #define BINS_MAX (1u << 16)      /* binaries remembered from maps */
@@ -219,31 +220,21 @@ static void hex(const uint8_t *id, uint32_t len, char *out)
 /* Remember where a binary is first mapped, and its recorded build-id. */
 static void note_map(struct pp *s, const struct perf_event_header *h)
 {
-	const uint8_t *p = (const uint8_t *)h;
-	size_t off = h->type == PERF_RECORD_MMAP2 ? 72 : 40, n;
-	const char *name = (const char *)p + off;
+	struct sideband sb;
 	struct bin *b;
-	uint8_t len;
 
-	if (h->size <= off || (h->misc & PERF_RECORD_MISC_MMAP_DATA))
+	if (sideband_decode(h, &sb) < 0 ||
+	    (sb.misc & PERF_RECORD_MISC_MMAP_DATA) || !sb.name[0])
 		return;
-	n = strnlen(name, h->size - off);
-	if (n == 0 || n == h->size - off)
-		return;
-	b = bin_find(s, name, true);
+	b = bin_find(s, sb.name, true);
 	if (!b || b->limit)
 		return;
-	memcpy(&b->start, p + 16, 8);
-	memcpy(&b->limit, p + 24, 8);
-	b->limit += b->start;
-	memcpy(&b->pgoff, p + 32, 8);
-	if (h->type == PERF_RECORD_MMAP2 &&
-	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-		len = p[40];
-		if (len && len <= BUILDID_MAX) {
-			hex(p + 44, len, b->build_id);
-			b->id_known = true;
-		}
+	b->start = sb.start;
+	b->limit = sb.start + sb.len;
+	b->pgoff = sb.pgoff;
+	if (sb.build_id && sb.build_id_len <= BUILDID_MAX) {
+		hex(sb.build_id, sb.build_id_len, b->build_id);
+		b->id_known = true;
 	}
 }
 

@@ -315,6 +315,7 @@ static void batch_add(struct pdsrc *s, struct pipe_batch *b, size_t *used,
 {
 	struct pipe_record *rec = &s->recs[b->nr];
 	struct pipe_sample_id sid = PIPE_INIT(sid);
+	struct sideband sb;
 	uint32_t ev;
 
 	memcpy(s->arena + *used, h, h->size);
@@ -323,12 +324,9 @@ static void batch_add(struct pdsrc *s, struct pipe_batch *b, size_t *used,
 	*used += (h->size + 7u) & ~7u;
 	/* kernel 6.18 sets the build-id flag over maj/min/inode */
 	if (h->type == PERF_RECORD_MMAP2 &&
-	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) && h->size > 40) {
-		uint8_t len = ((const uint8_t *)h)[40];
-
-		if (len == 0 || len > PD_BUILD_ID_MAX)
-			s->bad_build_ids++;
-	}
+	    (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) &&
+	    sideband_decode(h, &sb) == 0 && !sb.build_id)
+		s->bad_build_ids++;
 	ev = pdread_event_of(s->rd, h);
 	rec->event = ev == UINT32_MAX ? PIPE_EVENT_NONE : ev;
 	rec->time = 0;

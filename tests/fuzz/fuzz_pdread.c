@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "fuzz.h"
 #include "pdread.h"
 
@@ -22,20 +23,12 @@ static volatile uint64_t sink;
 static int input_fd(const uint8_t *data, size_t size)
 {
 	static int fd = -1;
-	size_t done = 0;
-	ssize_t n;
 
 	if (fd < 0)
 		fd = memfd_create("fuzz.data", MFD_CLOEXEC);
 	if (fd < 0 || ftruncate(fd, 0) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 		abort();
-	while (done < size) {
-		n = write(fd, data + done, size - done);
-		if (n <= 0)
-			abort();
-		done += (size_t)n;
-	}
-	if (lseek(fd, 0, SEEK_SET) < 0)
+	if (fdio_write_all(fd, data, size) < 0 || lseek(fd, 0, SEEK_SET) < 0)
 		abort();
 	return fd;
 }
