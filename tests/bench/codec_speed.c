@@ -3,7 +3,7 @@
  * on the blocks of a real recording (issue 4).  Reads a pipe file written
  * with codec none (so each DATA payload is the codec's input: raw records
  * with transform 0, columns with transform 1), loads
- * PLUGDIR/codec_NAME.so with a minimal fake host, and times every block
+ * PLUGDIR/codec_NAME.so with the tests' fake host, and times every block
  * through compress and decompress in CPU time of this thread.
  *
  * Usage: codec_speed PLUGDIR FILE NAME:LEVEL[:extreme][:dict=KIB] ...
@@ -17,94 +17,23 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "fakehost.h"
 #include "pipe_plugin.h"
 
 #define MIN_SECONDS 0.5     /* time each direction at least this long */
 #define MAX_BLOCKS 100000
 #define BLOCK_MAX (64u << 20)
 
-struct pipe_ctx {
-	const struct pipe_param *params; /* the plugin's table (unused) */
-	int64_t level;                   /* value of "level" */
-	int64_t extreme;                 /* value of "extreme" */
-	char err[512];                   /* last host->error */
-};
-
 struct block {
 	const uint8_t *data; /* codec input, borrowed from the file image */
 	size_t len;          /* its length */
 	size_t raw;          /* record bytes it stands for */
-};
-
-static int64_t fake_arg_int(struct pipe_ctx *ctx, const char *name)
-{
-	if (strcmp(name, "level") == 0)
-		return ctx->level;
-	if (strcmp(name, "extreme") == 0)
-		return ctx->extreme;
-	return 0;
-}
-
-static const char *fake_arg_str(struct pipe_ctx *ctx, const char *name)
-{
-	(void)ctx;
-	(void)name;
-	return NULL;
-}
-
-static bool fake_arg_is_set(struct pipe_ctx *ctx, const char *name)
-{
-	(void)ctx;
-	return strcmp(name, "level") == 0 || strcmp(name, "extreme") == 0;
-}
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
-	va_end(ap);
-}
-
-static void fake_hint(struct pipe_ctx *ctx, const char *fmt, ...)
-{
-	(void)ctx;
-	(void)fmt;
-}
-
-static void fake_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
-{
-	(void)ctx;
-	(void)level;
-	(void)fmt;
-}
-
-static bool fake_false(struct pipe_ctx *ctx)
-{
-	(void)ctx;
-	return false;
-}
-
-static const struct pipe_host fake_host = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_host),
-	.arg_str = fake_arg_str,
-	.arg_int = fake_arg_int,
-	.arg_is_set = fake_arg_is_set,
-	.error = fake_error,
-	.hint = fake_hint,
-	.log = fake_log,
-	.interrupted = fake_false,
-	.quiet = fake_false,
-	.tty = fake_false,
 };
 
 static uint32_t get32(const uint8_t *p)
@@ -292,8 +221,9 @@ out:
 static int bench_one(const char *plugdir, const char *spec,
 		     const struct block *bl, size_t nr)
 {
-	char name[64], path[4096];
+	char name[64], path[4096], args[64];
 	struct run r;
+	int64_t level;
 	size_t i, cap = 0, in = 0, raw = 0, stored = 0;
 	uint8_t *dbuf = NULL;
 	double t0, tc = 0, td = 0;
@@ -304,11 +234,12 @@ static int bench_one(const char *plugdir, const char *spec,
 
 	memset(&r, 0, sizeof(r));
 	r.spec = spec;
-	if (sscanf(spec, "%63[^:]:%" SCNd64, name, &r.ctx.level) != 2) {
+	if (sscanf(spec, "%63[^:]:%" SCNd64, name, &level) != 2) {
 		fprintf(stderr, "codec_speed: bad spec '%s'\n", spec);
 		return -1;
 	}
-	r.ctx.extreme = strstr(spec, ":extreme") != NULL;
+	snprintf(args, sizeof(args), "level=%" PRId64 "%s", level,
+		 strstr(spec, ":extreme") ? ",extreme=on" : "");
 	snprintf(path, sizeof(path), "%s/codec_%s.so", plugdir, name);
 	so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!so) {
@@ -320,8 +251,8 @@ static int bench_one(const char *plugdir, const char *spec,
 		fprintf(stderr, "codec_speed: '%s' is no codec\n", path);
 		goto out;
 	}
-	r.ctx.params = r.p->params;
-	if (r.p->open(&fake_host, &r.ctx, &r.st) < 0) {
+	if (fakehost_args(&r.ctx, r.p, args) < 0 ||
+	    r.p->open(&fakehost, &r.ctx, &r.st) < 0) {
 		fprintf(stderr, "codec_speed: open %s: %s\n", spec, r.ctx.err);
 		r.st = NULL;
 		goto out;
@@ -388,6 +319,7 @@ out:
 	free(dbuf);
 	if (r.st)
 		r.p->close(r.st);
+	fakehost_release(&r.ctx);
 	dlclose(so);
 	return ret;
 }

@@ -38,7 +38,9 @@ cputime() {
 
 mkdir -p "$BUILD/bench"
 cc -O2 -g -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -I"$TOP/include/pipe" \
-	-o "$BUILD/bench/codec_speed" "$TOP/tests/bench/codec_speed.c" -ldl ||
+	-I"$TOP/lib" -I"$TOP/core" -I"$TOP/tests/unit" \
+	-o "$BUILD/bench/codec_speed" "$TOP/tests/bench/codec_speed.c" \
+	"$TOP/core/params.c" "$TOP/lib/err.c" -ldl ||
 	fail "cannot build codec_speed"
 
 W=$BUILD/tests/workloads

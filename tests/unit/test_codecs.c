@@ -1,6 +1,6 @@
 /*
  * test_codecs.c - round trips and damage for every codec plugin: loads
- * $BUILD/plugins/codec_*.so with a minimal fake host, skips codecs that
+ * $BUILD/plugins/codec_*.so with the tests' fake host, skips codecs that
  * were not built (exit 77 when none was).
  */
 #include <dlfcn.h>
@@ -11,141 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fakehost.h"
 #include "harness.h"
 #include "pipe_plugin.h"
-
-#define MAX_OVERRIDES 4
-
-/* The fake host's per-instance context. */
-struct pipe_ctx {
-	const struct pipe_param *params;     /* the plugin's table */
-	const char *keys[MAX_OVERRIDES];     /* parameters given */
-	int64_t vals[MAX_OVERRIDES];
-	char err[512];                       /* last host->error */
-};
-
-static int64_t fake_parse_default(const struct pipe_param *p)
-{
-	const char *c;
-	int64_t v, idx = 0;
-	char *end;
-
-	if (!p->def)
-		return 0;
-	switch (p->type) {
-	case PIPE_PARAM_BOOL:
-		return strcmp(p->def, "on") == 0;
-	case PIPE_PARAM_ENUM:
-		for (c = p->choices; c && *c; c++) {
-			if (strncmp(c, p->def, strlen(p->def)) == 0)
-				return idx;
-			c = strchr(c, '|');
-			if (!c)
-				break;
-			idx++;
-		}
-		return -1;
-	default:
-		v = strtoll(p->def, &end, 10);
-		if (*end == 'K')
-			v <<= 10;
-		else if (*end == 'M')
-			v <<= 20;
-		return v;
-	}
-}
-
-static const struct pipe_param *fake_param(struct pipe_ctx *ctx,
-					   const char *name)
-{
-	const struct pipe_param *p;
-
-	for (p = ctx->params; p && p->name; p++)
-		if (strcmp(p->name, name) == 0)
-			return p;
-	printf("FAILED plugin asked for undeclared parameter '%s'\n", name);
-	test_failures++;
-	return NULL;
-}
-
-static int64_t fake_arg_int(struct pipe_ctx *ctx, const char *name)
-{
-	const struct pipe_param *p = fake_param(ctx, name);
-	int i;
-
-	for (i = 0; i < MAX_OVERRIDES; i++)
-		if (ctx->keys[i] && strcmp(ctx->keys[i], name) == 0)
-			return ctx->vals[i];
-	return p ? fake_parse_default(p) : 0;
-}
-
-static const char *fake_arg_str(struct pipe_ctx *ctx, const char *name)
-{
-	const struct pipe_param *p = fake_param(ctx, name);
-
-	return p ? p->def : NULL;
-}
-
-static bool fake_arg_is_set(struct pipe_ctx *ctx, const char *name)
-{
-	int i;
-
-	for (i = 0; i < MAX_OVERRIDES; i++)
-		if (ctx->keys[i] && strcmp(ctx->keys[i], name) == 0)
-			return true;
-	return false;
-}
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-	PIPE_PRINTF(2, 3);
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
-	va_end(ap);
-}
-
-static void fake_hint(struct pipe_ctx *ctx, const char *fmt, ...)
-	PIPE_PRINTF(2, 3);
-
-static void fake_hint(struct pipe_ctx *ctx, const char *fmt, ...)
-{
-	(void)ctx;
-	(void)fmt;
-}
-
-static void fake_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
-	PIPE_PRINTF(3, 4);
-
-static void fake_log(struct pipe_ctx *ctx, int level, const char *fmt, ...)
-{
-	(void)ctx;
-	(void)level;
-	(void)fmt;
-}
-
-static bool fake_false(struct pipe_ctx *ctx)
-{
-	(void)ctx;
-	return false;
-}
-
-static const struct pipe_host fake_host = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_host),
-	.arg_str = fake_arg_str,
-	.arg_int = fake_arg_int,
-	.arg_is_set = fake_arg_is_set,
-	.error = fake_error,
-	.hint = fake_hint,
-	.log = fake_log,
-	.interrupted = fake_false,
-	.quiet = fake_false,
-	.tty = fake_false,
-};
 
 /* One opened codec instance. */
 struct inst {
@@ -154,24 +22,36 @@ struct inst {
 	struct pipe_ctx ctx;
 };
 
+/* Open codec p with the parameters `fmt` (printf-like, "" for the
+ * defaults), as they would follow "NAME:" on the command line. */
 static int inst_open(struct inst *in, const struct pipe_plugin *p,
-		     const char *key, int64_t val, const char *key2,
-		     int64_t val2)
+		     const char *fmt, ...) PIPE_PRINTF(3, 4);
+
+static int inst_open(struct inst *in, const struct pipe_plugin *p,
+		     const char *fmt, ...)
 {
+	char text[128];
+	va_list ap;
+	int ret;
+
 	memset(in, 0, sizeof(*in));
 	in->p = p;
-	in->ctx.params = p->params;
-	in->ctx.keys[0] = key;
-	in->ctx.vals[0] = val;
-	in->ctx.keys[1] = key2;
-	in->ctx.vals[1] = val2;
-	return p->open(&fake_host, &in->ctx, &in->state);
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	ret = fakehost_args(&in->ctx, p, text);
+	if (ret == 0)
+		ret = p->open(&fakehost, &in->ctx, &in->state);
+	if (ret < 0)
+		fakehost_release(&in->ctx);
+	return ret;
 }
 
 static void inst_close(struct inst *in)
 {
 	in->p->close(in->state);
 	in->state = NULL;
+	fakehost_release(&in->ctx);
 }
 
 /* xorshift: reproducible test data */
@@ -367,7 +247,7 @@ static int level_of(const struct codec_case *cc, struct inst *in, int l)
 		return 0;
 	if (l < cc->nr_levels)
 		return cc->levels[l];
-	return (int)fake_arg_int(&in->ctx, "level");
+	return (int)args_int(in->ctx.args, "level");
 }
 
 static void test_sizes(const struct codec_case *cc,
@@ -383,10 +263,10 @@ static void test_sizes(const struct codec_case *cc,
 		bool dflt = l == cc->nr_levels;
 
 		if (dflt)
-			CHECK(inst_open(&in, p, NULL, 0, NULL, 0) == 0);
+			CHECK(inst_open(&in, p, "%s", "") == 0);
 		else
-			CHECK(inst_open(&in, p, "level", cc->levels[l], NULL,
-					0) == 0);
+			CHECK(inst_open(&in, p, "level=%d",
+					cc->levels[l]) == 0);
 		for (i = 0; i < sizeof(small) / sizeof(small[0]); i++) {
 			fill_random(buf, small[i]);
 			round_trip(&in, 0, buf, small[i], NULL);
@@ -414,14 +294,14 @@ static void test_sizes(const struct codec_case *cc,
 	if (cc->nr_levels)
 		CHECK(sizes[0] > sizes[cc->nr_levels - 1]);
 	if (strcmp(cc->name, "lzma") == 0) {
-		CHECK(inst_open(&in, p, "level", 9, "extreme", 1) == 0);
+		CHECK(inst_open(&in, p, "level=9,extreme=on") == 0);
 		fill_perf(buf, 65536);
 		round_trip(&in, 0, buf, 65536, NULL);
 		inst_close(&in);
 	}
 	if (strcmp(cc->name, "zstd") == 0) {
 		/* raw literals and a small hash table: larger, still exact */
-		CHECK(inst_open(&in, p, "literals", 1, "hashlog", 14) == 0);
+		CHECK(inst_open(&in, p, "literals=raw,hashlog=14") == 0);
 		fill_perf(buf, 65536);
 		round_trip(&in, 0, buf, 65536, &stored);
 		CHECK(stored > sizes[cc->nr_levels]);
@@ -429,7 +309,7 @@ static void test_sizes(const struct codec_case *cc,
 		round_trip(&in, 0, buf, 65536, NULL);
 		inst_close(&in);
 		/* below zstd's smallest table: refused with a message */
-		CHECK(inst_open(&in, p, "hashlog", 3, NULL, 0) < 0);
+		CHECK(inst_open(&in, p, "hashlog=3") < 0);
 		CHECK(strstr(in.ctx.err, "zstd") != NULL);
 	}
 	free(buf);
@@ -458,7 +338,7 @@ static void test_every_level(const struct pipe_plugin *p)
 		return;
 	}
 	for (level = lp->min; level <= lp->max; level++) {
-		if (inst_open(&in, p, "level", level, NULL, 0) < 0) {
+		if (inst_open(&in, p, "level=%lld", (long long)level) < 0) {
 			printf("FAILED %s level %lld does not open\n", p->name,
 			       (long long)level);
 			test_failures++;
@@ -487,7 +367,7 @@ static void test_damage(const struct codec_case *cc,
 	uint8_t *buf = malloc(len);
 	struct inst in;
 
-	CHECK(inst_open(&in, p, NULL, 0, NULL, 0) == 0);
+	CHECK(inst_open(&in, p, "%s", "") == 0);
 	fill_perf(buf, len);
 	damage(&in, buf, len, cc);
 	fill_random(buf, len);
@@ -568,7 +448,7 @@ static void test_zstd_dict(const struct pipe_plugin *p)
 		fill_perf(samples + i * SAMPLE, SAMPLE);
 		sizes[i] = SAMPLE;
 	}
-	CHECK(inst_open(&in, p, "level", 3, NULL, 0) == 0);
+	CHECK(inst_open(&in, p, "level=3") == 0);
 	ret = p->train(in.state, samples, sizes, NR, dict, 32768, &dict_len);
 	CHECK(ret == 0);
 	if (ret < 0) {

@@ -6,7 +6,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "fakehost.h"
 #include "harness.h"
 #include "loader.h"
 #include "params.h"
@@ -22,42 +22,6 @@ static char plugdir[512];
 static char tmpdir[256];
 static const char *build_dir;
 static struct pipe_err err;
-
-/* The fake host's instance: parsed args and the last error. */
-struct pipe_ctx {
-	struct args *args;
-	char error[512];
-};
-
-static const char *fake_arg_str(struct pipe_ctx *ctx, const char *name)
-{
-	return args_str(ctx->args, name);
-}
-
-static int64_t fake_arg_int(struct pipe_ctx *ctx, const char *name)
-{
-	return args_int(ctx->args, name);
-}
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-	PIPE_PRINTF(2, 3);
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->error, sizeof(ctx->error), fmt, ap);
-	va_end(ap);
-}
-
-static const struct pipe_host fake_host = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_host),
-	.arg_str = fake_arg_str,
-	.arg_int = fake_arg_int,
-	.error = fake_error,
-};
 
 /* Path of a test plugin (static buffer). */
 static const char *plug(const char *name)
@@ -184,7 +148,6 @@ static void test_good_sink(const char *text, const char *want)
 	};
 	struct pipe_record views[3];
 	struct pipe_batch batch = { .recs = views, .nr = 3 };
-	const struct pipe_param *tables[1];
 	struct pipe_ctx ctx = { 0 };
 	const struct pipe_plugin *p;
 	struct loaded *l = NULL;
@@ -200,18 +163,16 @@ static void test_good_sink(const char *text, const char *want)
 	p = l->plugin;
 	CHECK_STR(p->name, "count");
 	CHECK_STR(l->path, plug("good_sink"));
-	tables[0] = p->params;
-	CHECK(params_parse(&ctx.args, "sink 'count'", tables, 1, NULL, text,
-			   &err) == 0);
+	CHECK(fakehost_args(&ctx, p, text) == 0);
 	for (i = 0; i < 3; i++)
 		views[i] = (struct pipe_record){ .hdr = &recs[i] };
-	CHECK(p->open(&fake_host, &ctx, &state) == 0);
+	CHECK(p->open(&fakehost, &ctx, &state) == 0);
 	CHECK(p->consume(state, &batch) == 0);
 	CHECK(p->consume(state, &batch) == 0);
 	CHECK(capture(p->finish, state, out, sizeof(out)) == 0);
 	CHECK_STR(out, want);
 	p->close(state);
-	args_free(ctx.args);
+	fakehost_release(&ctx);
 	loader_close(l);
 }
 
@@ -224,8 +185,8 @@ static void test_fail_open(void)
 	CHECK(loader_open(&l, plug("fail_open"), PIPE_KIND_SINK, &err) == 0);
 	if (!l)
 		return;
-	CHECK(l->plugin->open(&fake_host, &ctx, &state) < 0);
-	CHECK_STR(ctx.error, "cannot frobnicate 'x': no reason");
+	CHECK(l->plugin->open(&fakehost, &ctx, &state) < 0);
+	CHECK_STR(ctx.err, "cannot frobnicate 'x': no reason");
 	loader_close(l);
 }
 

@@ -6,13 +6,13 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "err.h"
+#include "fakehost.h"
 #include "harness.h"
 #include "meta.h"
 #include "pipe_plugin.h"
@@ -452,35 +452,6 @@ static void test_damage(void)
 
 /* ---- transform + zstd against zstd alone (informational) ---------- */
 
-struct pipe_ctx {
-	char err[512];
-};
-
-static int64_t fake_arg_int(struct pipe_ctx *ctx, const char *name)
-{
-	(void)ctx;
-	return strcmp(name, "level") == 0 ? 3 : 0;
-}
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-	PIPE_PRINTF(2, 3);
-
-static void fake_error(struct pipe_ctx *ctx, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(ctx->err, sizeof(ctx->err), fmt, ap);
-	va_end(ap);
-}
-
-static const struct pipe_host fake_host = {
-	.abi = PIPE_ABI,
-	.size = sizeof(struct pipe_host),
-	.arg_int = fake_arg_int,
-	.error = fake_error,
-};
-
 static size_t zstd_size(const struct pipe_plugin *p, void *state,
 			const void *src, size_t len)
 {
@@ -500,7 +471,7 @@ static void measure(void)
 	static const size_t blocks[] = { 8192, 65536, 262144 };
 	const char *build = getenv("BUILD");
 	const struct pipe_plugin *p;
-	struct pipe_ctx ctx = { "" };
+	struct pipe_ctx ctx = { 0 };
 	char path[4096];
 	void *dl, *state;
 	struct meta *m = make_meta(&st, 1);
@@ -512,7 +483,8 @@ static void measure(void)
 		 build && *build ? build : "build");
 	dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	p = dl ? dlsym(dl, PIPE_PLUGIN_SYMBOL) : NULL;
-	if (!p || p->open(&fake_host, &ctx, &state) < 0) {
+	if (!p || fakehost_args(&ctx, p, "level=3") < 0 ||
+	    p->open(&fakehost, &ctx, &state) < 0) {
 		printf("measure: zstd plugin not available, skipped\n");
 		goto out;
 	}
@@ -541,6 +513,7 @@ static void measure(void)
 	transform_free(t);
 	p->close(state);
 out:
+	fakehost_release(&ctx);
 	meta_free(m);
 	if (dl)
 		dlclose(dl);
