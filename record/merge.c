@@ -11,6 +11,7 @@
 
 #include "heap.h"
 #include "merge.h"
+#include "popbuf.h"
 
 #define CHUNK_SIZE (256u << 10)
 
@@ -55,8 +56,7 @@ struct merge {
 	struct chunk *retired;    /* consumed chunks, freed on next call */
 	struct late *retired_late; /* consumed late records, likewise */
 	struct chunk *spare;      /* one recycled chunk */
-	struct pipe_record *out;  /* batch array */
-	size_t out_cap;
+	struct popbuf out;        /* the batch array */
 	size_t bytes;             /* record bytes held */
 	size_t count;             /* records held */
 	uint64_t reordered;
@@ -104,7 +104,7 @@ void merge_free(struct merge *m)
 	free(m->spare);
 	free(m->queues);
 	free(m->heap);
-	free(m->out);
+	popbuf_release(&m->out);
 	free(m);
 }
 
@@ -368,22 +368,13 @@ void merge_pop(struct merge *m, uint64_t horizon, size_t max,
 
 	retire_flush(m);
 	out->flags = 0;
-	if (max > m->out_cap) {
-		struct pipe_record *o = realloc(m->out, max * sizeof(*o));
-
-		if (o) {
-			m->out = o;
-			m->out_cap = max;
-		}
-	}
-	if (max > m->out_cap)
-		max = m->out_cap;
+	max = popbuf_reserve(&m->out, max);
 	while (n < max && m->heap_len) {
 		struct queue *q = m->heap[0];
 
 		if (queue_time(q) >= horizon && horizon != UINT64_MAX)
 			break;
-		queue_take(m, q, &m->out[n++]);
+		queue_take(m, q, &m->out.recs[n++]);
 		if (q->count || q->nr_late) {
 			heap_down(m->heap, m->heap_len, 0, &queue_heap);
 		} else {
@@ -391,7 +382,7 @@ void merge_pop(struct merge *m, uint64_t horizon, size_t max,
 			heap_pop(m->heap, &m->heap_len, &queue_heap);
 		}
 	}
-	out->recs = m->out;
+	out->recs = m->out.recs;
 	out->nr = n;
 }
 

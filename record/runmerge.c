@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "heap.h"
+#include "popbuf.h"
 #include "runmerge.h"
 
 struct run {
@@ -30,8 +31,7 @@ struct runmerge {
 	uint32_t heap_len, heap_cap;
 	struct run *spent;              /* owned; popped to the end */
 	struct run *spare;              /* owned; free run structs */
-	struct pipe_record *out;        /* owned; the batch array */
-	size_t out_cap;
+	struct popbuf out;              /* the batch array */
 	uint64_t seq;                   /* runs added */
 	size_t bytes;                   /* record bytes not yet spent */
 	size_t count;                   /* records not yet popped */
@@ -68,7 +68,7 @@ void runmerge_free(struct runmerge *m)
 	runs_free(m->spent);
 	runs_free(m->spare);
 	free(m->heap);
-	free(m->out);
+	popbuf_release(&m->out);
 	free(m);
 }
 
@@ -228,11 +228,11 @@ static size_t pop_two(struct runmerge *m, uint64_t horizon, size_t n,
 		if (capped && t >= cap)
 			break;
 		if (take_a) {
-			m->out[n++] = a->recs[ia++];
+			m->out.recs[n++] = a->recs[ia++];
 			if (ia == a->nr)
 				break;
 		} else {
-			m->out[n++] = b->recs[ib++];
+			m->out.recs[n++] = b->recs[ib++];
 			if (ib == b->nr)
 				break;
 		}
@@ -251,16 +251,7 @@ void runmerge_pop(struct runmerge *m, uint64_t horizon, size_t max,
 	size_t n = 0;
 
 	out->flags = 0;
-	if (max > m->out_cap) {
-		struct pipe_record *o = realloc(m->out, max * sizeof(*o));
-
-		if (o) {
-			m->out = o;
-			m->out_cap = max;
-		}
-	}
-	if (max > m->out_cap)
-		max = m->out_cap;
+	max = popbuf_reserve(&m->out, max);
 	while (n < max && m->heap_len) {
 		struct run *r;
 		size_t i, start = n;
@@ -280,7 +271,7 @@ void runmerge_pop(struct runmerge *m, uint64_t horizon, size_t max,
 		while (n < max && i < r->nr &&
 		       (r->recs[i].time < until ||
 			(equal_ok && r->recs[i].time == until)))
-			m->out[n++] = r->recs[i++];
+			m->out.recs[n++] = r->recs[i++];
 		r->next = i;
 		m->count -= n - start;
 		if (i == r->nr) {
@@ -292,7 +283,7 @@ void runmerge_pop(struct runmerge *m, uint64_t horizon, size_t max,
 			break; /* the horizon holds the oldest back */
 		heap_down(m->heap, m->heap_len, 0, &run_heap);
 	}
-	out->recs = m->out;
+	out->recs = m->out.recs;
 	out->nr = n;
 }
 
