@@ -385,7 +385,10 @@ static int loop_records(struct pipeline *pl, struct pipe_err *err)
 	pl->counted = true;
 	if (has_record_sink(pl)) {
 		ret = merge_new(&pl->merge);
-		if (ret == 0 && (pl->src->p->flags & PIPE_PLUGIN_LIVE))
+		if (ret < 0)
+			return pipe_err_set(err, ret, "cannot order records: %s",
+					    strerror(-ret));
+		if (pl->src->p->flags & PIPE_PLUGIN_LIVE)
 			ret = sinkq_start(pl, err);
 		if (ret < 0)
 			return ret;

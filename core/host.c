@@ -428,7 +428,8 @@ int inst_open_loaded(struct inst **out, struct loaded *lp, const char *text,
 	int ret;
 
 	if (!in)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM, "cannot open plugin '%s': %s",
+				    lp->path, strerror(ENOMEM));
 	in->lp = lp;
 	in->borrowed_lp = true;
 	ret = inst_init(in, NULL, NULL, NULL, text, run, err);
@@ -483,8 +484,10 @@ int inst_open(struct inst **out, const struct conf *conf, uint32_t kind,
 		return ret;
 	in = calloc(1, sizeof(*in));
 	if (!in) {
+		ret = pipe_err_set(err, -ENOMEM, "cannot open plugin '%s': %s",
+				   name, strerror(ENOMEM));
 		free(name);
-		return -ENOMEM;
+		return ret;
 	}
 	ret = resolve_plugin(&in->lp, &defaults, conf, kind, name, err);
 	if (ret == 0)

@@ -139,7 +139,7 @@ int meta_add_event(struct meta *m, const struct perf_event_attr *attr,
 				    name);
 	evs = realloc(m->evs, (m->nr_evs + 1) * sizeof(*evs));
 	if (!evs)
-		return -ENOMEM;
+		goto oom;
 	m->evs = evs;
 	ev = &evs[m->nr_evs];
 	memset(ev, 0, sizeof(*ev));
@@ -154,15 +154,18 @@ int meta_add_event(struct meta *m, const struct perf_event_attr *attr,
 	if (!ev->name || !ev->ids) {
 		free(ev->name);
 		free(ev->ids);
-		return -ENOMEM;
+		goto oom;
 	}
 	if (nr_ids)
 		memcpy(ev->ids, ids, nr_ids * sizeof(uint64_t));
 	ev->nr_ids = nr_ids;
 	m->nr_evs++;
 	if (id_rebuild(m) < 0)
-		return -ENOMEM;
+		goto oom;
 	return (int)(m->nr_evs - 1);
+oom:
+	return pipe_err_set(err, -ENOMEM, "cannot add event '%s' to the "
+			    "metadata: %s", name ? name : "", strerror(ENOMEM));
 }
 
 int meta_set_streams(struct meta *m, uint32_t nr, const int32_t *cpus,
@@ -175,7 +178,8 @@ int meta_set_streams(struct meta *m, uint32_t nr, const int32_t *cpus,
 				    nr, META_MAX_STREAMS);
 	c = malloc((nr ? nr : 1) * sizeof(*c));
 	if (!c)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM, "cannot add %u streams to the "
+				    "metadata: %s", nr, strerror(ENOMEM));
 	if (nr)
 		memcpy(c, cpus, nr * sizeof(*c));
 	free(m->cpus);
@@ -192,7 +196,7 @@ int meta_set_prop(struct meta *m, const char *key, const char *value,
 
 	v = strdup(value);
 	if (!v)
-		return -ENOMEM;
+		goto oom;
 	for (i = 0; i < m->nr_props; i++) {
 		if (!strcmp(m->keys[i], key)) {
 			free(m->values[i]);
@@ -213,15 +217,18 @@ int meta_set_prop(struct meta *m, const char *key, const char *value,
 		m->values = values;
 	if (!keys || !values) {
 		free(v);
-		return -ENOMEM;
+		goto oom;
 	}
 	m->keys[m->nr_props] = strdup(key);
 	if (!m->keys[m->nr_props]) {
 		free(v);
-		return -ENOMEM;
+		goto oom;
 	}
 	m->values[m->nr_props++] = v;
 	return 0;
+oom:
+	return pipe_err_set(err, -ENOMEM, "cannot set metadata property "
+			    "'%s': %s", key, strerror(ENOMEM));
 }
 
 const char *meta_prop(const struct meta *m, const char *key)
@@ -437,13 +444,13 @@ static int decode_event(struct meta *m, const uint8_t *p, uint32_t len,
 	if (nr_ids) {
 		ids = malloc((size_t)nr_ids * 8);
 		if (!ids)
-			return -ENOMEM;
+			goto oom;
 		memcpy(ids, p + 16 + attr_pad, (size_t)nr_ids * 8);
 	}
 	name = dup_text(p + 16 + attr_pad + (size_t)nr_ids * 8, name_len);
 	if (!name) {
 		free(ids);
-		return -ENOMEM;
+		goto oom;
 	}
 	ret = meta_add_event(m, (const struct perf_event_attr *)attr, name,
 			     ids, nr_ids, err);
@@ -453,6 +460,9 @@ static int decode_event(struct meta *m, const uint8_t *p, uint32_t len,
 bad:
 	return pipe_err_set(err, -EINVAL, "cannot read '%s': bad event in metadata",
 			    what);
+oom:
+	return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s", what,
+			    strerror(ENOMEM));
 }
 
 static int decode_item(struct meta *m, uint16_t tag, const uint8_t *p,
@@ -481,7 +491,11 @@ static int decode_item(struct meta *m, uint16_t tag, const uint8_t *p,
 			break;
 		k = dup_text(p + 8, a);
 		v = dup_text(p + 8 + a, b);
-		ret = (k && v) ? meta_set_prop(m, k, v, err) : -ENOMEM;
+		if (k && v)
+			ret = meta_set_prop(m, k, v, err);
+		else
+			ret = pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
+					   what, strerror(ENOMEM));
 		free(k);
 		free(v);
 		return ret;
@@ -500,7 +514,8 @@ int meta_decode(struct meta **out, const uint8_t *buf, size_t len,
 	int ret = 0;
 
 	if (!m)
-		return -ENOMEM;
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s", what,
+				    strerror(ENOMEM));
 	while (off + 8 <= len) {
 		uint16_t tag;
 		uint32_t ilen;
