@@ -4,6 +4,7 @@
  * decodes several at once while the reader keeps them in file order.
  * Layout: docs/format.md; the reader that drives this: creader.c.
  */
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -648,12 +649,14 @@ struct cb_pool {
 	struct cb_ctx *ctx;                /* borrowed */
 	struct cb_worker w[CB_MAX_DECODERS];
 	pthread_mutex_t mu;
-	pthread_cond_t work;               /* a job was queued, or stop */
+	pthread_cond_t work;               /* jobs were queued, or stop */
 	pthread_cond_t done;               /* a job finished */
 	struct cb_job *ring;               /* owned, depth jobs */
 	uint32_t depth;
 	uint32_t head;                     /* the oldest pending job */
 	uint32_t count;                    /* pending jobs */
+	uint32_t queued;                   /* of which nobody runs yet */
+	uint32_t batch;                    /* queued jobs that wake a worker */
 	bool stop;
 };
 
@@ -661,6 +664,8 @@ static struct cb_job *cb_pool_queued(struct cb_pool *pool)
 {
 	uint32_t i;
 
+	if (!pool->queued)
+		return NULL;
 	for (i = 0; i < pool->count; i++) {
 		struct cb_job *j = &pool->ring[(pool->head + i) % pool->depth];
 
@@ -668,6 +673,17 @@ static struct cb_job *cb_pool_queued(struct cb_pool *pool)
 			return j;
 	}
 	return NULL;
+}
+
+/* Run queued job j with decoder dec; called and returns with mu held. */
+static void cb_pool_run(struct cb_pool *pool, uint32_t dec, struct cb_job *j)
+{
+	j->state = CB_RUNNING;
+	pool->queued--;
+	pthread_mutex_unlock(&pool->mu);
+	cb_job_run(pool->ctx, dec, j);
+	pthread_mutex_lock(&pool->mu);
+	j->state = CB_DONE;
 }
 
 static void *cb_worker_main(void *arg)
@@ -686,11 +702,7 @@ static void *cb_worker_main(void *arg)
 			pthread_cond_wait(&pool->work, &pool->mu);
 			continue;
 		}
-		j->state = CB_RUNNING;
-		pthread_mutex_unlock(&pool->mu);
-		cb_job_run(pool->ctx, w->dec, j);
-		pthread_mutex_lock(&pool->mu);
-		j->state = CB_DONE;
+		cb_pool_run(pool, w->dec, j);
 		pthread_cond_broadcast(&pool->done);
 	}
 	pthread_mutex_unlock(&pool->mu);
@@ -701,6 +713,7 @@ static void *cb_worker_main(void *arg)
 int cb_pool_new(struct cb_pool **out, struct cb_ctx *ctx, uint32_t depth)
 {
 	struct cb_pool *pool = calloc(1, sizeof(*pool));
+	pthread_mutexattr_t ma;
 	uint32_t i;
 	int ret;
 
@@ -713,10 +726,21 @@ int cb_pool_new(struct cb_pool **out, struct cb_ctx *ctx, uint32_t depth)
 		free(pool);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&pool->mu, NULL);
+	/* held for a few instructions at a time: a thread that finds it
+	 * taken spins briefly rather than sleep and be woken */
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&pool->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	pthread_cond_init(&pool->work, NULL);
 	pthread_cond_init(&pool->done, NULL);
-	for (i = 0; i < ctx->nr_dec; i++) {
+	/* a worker wakes for half the ring, not for every block: each wake
+	 * is a context switch, as costly as decoding a small block */
+	pool->batch = depth / 2 ? depth / 2 : 1;
+	/* the last decoder is the caller's, who runs queued jobs itself
+	 * rather than wait for them */
+	assert(ctx->nr_dec >= 2);
+	for (i = 0; i + 1 < ctx->nr_dec; i++) {
 		pool->w[i].pool = pool;
 		pool->w[i].dec = i;
 		ret = pthread_create(&pool->w[i].th, NULL, cb_worker_main,
@@ -765,7 +789,9 @@ void cb_pool_submit(struct cb_pool *pool)
 	pthread_mutex_lock(&pool->mu);
 	pool->ring[(pool->head + pool->count) % pool->depth].state = CB_QUEUED;
 	pool->count++;
-	pthread_cond_signal(&pool->work);
+	pool->queued++;
+	if (pool->queued >= pool->batch)
+		pthread_cond_signal(&pool->work);
 	pthread_mutex_unlock(&pool->mu);
 }
 
@@ -787,8 +813,17 @@ struct cb_job *cb_pool_oldest(struct cb_pool *pool)
 		return NULL;
 	j = &pool->ring[pool->head];
 	pthread_mutex_lock(&pool->mu);
-	while (j->state != CB_DONE)
-		pthread_cond_wait(&pool->done, &pool->mu);
+	while (j->state != CB_DONE) {
+		/* jobs nobody runs yet (the oldest first) are run here: the
+		 * caller never sleeps while there is work, and a worker is
+		 * never needed for the oldest job to finish */
+		struct cb_job *q = cb_pool_queued(pool);
+
+		if (q)
+			cb_pool_run(pool, pool->ctx->nr_dec - 1, q);
+		else
+			pthread_cond_wait(&pool->done, &pool->mu);
+	}
 	pthread_mutex_unlock(&pool->mu);
 	return j;
 }

@@ -141,8 +141,11 @@ size_t cb_bufs_size(const struct cb_bufs *b);
 void cb_bufs_release(struct cb_bufs *b);
 
 /*
- * The pool: `threads` workers (ctx->nr_dec of them) and a ring of `depth`
- * jobs.  Jobs come back in the order they were submitted.
+ * The pool: ctx->nr_dec decoders (at least 2), a worker thread for each
+ * but the last, which is the caller's, and a ring of `depth` jobs.  Jobs
+ * come back in the order they were submitted.  A sleeping worker wakes
+ * once half the ring is queued; the caller runs queued jobs itself when
+ * it waits for the oldest (cb_pool_oldest).
  */
 int cb_pool_new(struct cb_pool **out, struct cb_ctx *ctx, uint32_t depth);
 void cb_pool_free(struct cb_pool *pool); /* NULL is a no-op */
@@ -154,7 +157,9 @@ void cb_pool_submit(struct cb_pool *pool);
 uint32_t cb_pool_depth(const struct cb_pool *pool);
 /* Jobs queued or running or done but not yet retired. */
 uint32_t cb_pool_pending(const struct cb_pool *pool);
-/* The oldest job, waiting for it to finish; NULL when none is pending. */
+/* The oldest job, finished: queued jobs are run on the calling thread
+ * (the oldest first) while it is not done, then it waits for a worker.
+ * NULL when none is pending. */
 struct cb_job *cb_pool_oldest(struct cb_pool *pool);
 /* The newest pending job (for horizons of blocks that are not jobs). */
 struct cb_job *cb_pool_newest(struct cb_pool *pool);

@@ -226,7 +226,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	r->ctx.pids = opts->pids;
 	r->ctx.nr_pids = opts->nr_pids;
 	if (threads > 1) {
-		ret = cb_pool_new(&r->pool, &r->ctx, 2 * threads);
+		ret = cb_pool_new(&r->pool, &r->ctx, 4 * threads);
 		if (ret < 0) {
 			pipe_err_set(err, ret, "cannot read '%s': %s",
 				     opts->name, strerror(-ret));

@@ -565,17 +565,13 @@ struct tcol {
 	size_t pos;        /* bytes read */
 };
 
-static int tcol_varint(struct tcol *c, uint64_t *v)
+/* A varint of more than one byte, or at the column's end. */
+static int tcol_varint_long(struct tcol *c, uint64_t *v)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
 	uint8_t b;
 
-	/* most values of a column fit in one byte */
-	if (c->pos < c->len && c->p[c->pos] < 0x80) {
-		*v = c->p[c->pos++];
-		return 0;
-	}
 	/* the longest varint fits: no bound to check per byte */
 	if (c->len - c->pos >= 10) {
 		const uint8_t *p = c->p + c->pos;
@@ -605,6 +601,17 @@ static int tcol_varint(struct tcol *c, uint64_t *v)
 	} while (b & 0x80);
 	*v = x;
 	return 0;
+}
+
+/* Most values of a column fit in one byte: that case inline, several
+ * times per sample, and the rest out of line. */
+static inline int tcol_varint(struct tcol *c, uint64_t *v)
+{
+	if (c->pos < c->len && c->p[c->pos] < 0x80) {
+		*v = c->p[c->pos++];
+		return 0;
+	}
+	return tcol_varint_long(c, v);
 }
 
 static int tcol_delta(struct tcol *c, uint64_t *prev)

@@ -3,9 +3,9 @@
  * buffers, undamaged: round trips (seekable and streamed, with and
  * without a codec and the transform), the summary from END and the
  * index, files that are not ours or are from a newer pipe, unknown block
- * types, huge lengths, window and subset reads; the round trips and a
- * window again on four decoding threads (all that the ThreadSanitizer
- * run takes).
+ * types, huge lengths, window and subset reads; the round trips on two
+ * decoders, and with a window on four (all that the ThreadSanitizer run
+ * takes).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -489,6 +489,12 @@ int main(void)
 		test_window(false, true);
 		test_window_same_from_index_and_pipe();
 	}
+	/* on two decoders: one worker, woken for several queued blocks at
+	 * a time, and the reading thread, which runs the queued blocks it
+	 * waits for (a read that waited for a sleeping worker would hang) */
+	read_threads = 2;
+	test_round_trip(NULL, false);
+	test_round_trip(&xor_codec, false);
 	/* the reads again on four decoding threads */
 	read_threads = 4;
 	test_round_trip(NULL, false);
