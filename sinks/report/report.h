@@ -170,6 +170,7 @@ struct report {
 	struct htab syms_h;
 	struct vec rows;   /* struct row */
 	struct htab rows_h;
+	uint32_t last_row; /* 1 + the row row_get found last, 0: none */
 	struct vec chains; /* struct chain */
 	struct htab chains_h;
 	struct vec pool;   /* uint32_t frames of chains */

@@ -192,16 +192,26 @@ static uint64_t row_hash(const struct row *k)
 
 struct row *row_get(struct report *r, const struct row *k)
 {
-	uint64_t hash = row_hash(k);
+	uint64_t hash;
 	uint32_t slot, idx;
 	struct row *e;
 
+	/* samples in a row mostly fall in the same row: no hash for them */
+	if (r->last_row) {
+		e = vec_at(&r->rows, r->last_row - 1);
+		if (e->event == k->event &&
+		    memcmp(e->k, k->k, sizeof(e->k)) == 0)
+			return e;
+	}
+	hash = row_hash(k);
 	for (slot = htab_first(&r->rows_h, hash);
 	     (idx = htab_next(&r->rows_h, &slot)) != NONE;) {
 		e = vec_at(&r->rows, idx);
 		if (e->hash == hash && e->event == k->event &&
-		    memcmp(e->k, k->k, sizeof(e->k)) == 0)
+		    memcmp(e->k, k->k, sizeof(e->k)) == 0) {
+			r->last_row = idx + 1;
 			return e;
+		}
 	}
 	if (htab_reserve(&r->rows_h, &r->rows, row_hash_of) < 0)
 		return NULL;
@@ -213,6 +223,7 @@ struct row *row_get(struct report *r, const struct row *k)
 	memcpy(e->k, k->k, sizeof(e->k));
 	e->hash = hash;
 	htab_put(&r->rows_h, hash, idx);
+	r->last_row = idx + 1;
 	return e;
 }
 
