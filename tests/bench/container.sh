@@ -5,7 +5,8 @@
 #   C: file -> null                       (reader + merge + bus)
 #   V1, V2: pipe verify --threads 1 and 2 of the same file (287 MB raw)
 #   I: pipe info of a file of about 1 GB (BENCH_INFO_RECORDS, 7.5M records)
-#   F: the floor, read_floor.c: the file mapped and hashed once with XXH3
+#   F: the floor, read_floor.c: the file mapped and hashed once with XXH3,
+#      and its parts (mapping, read(), hashing bytes in memory)
 # write cost = (B - A) / records, read cost = C / records, both in ns.
 # CPU time (user+sys), medians of 5 runs; verify and info also wall time.
 # Targets: read under 50 ns per record, verify's per-stream path under
@@ -14,7 +15,9 @@
 set -u
 PIPE=$BUILD/pipe
 N=${BENCH_RECORDS:-2000000}
-dir=$(mktemp -d /dev/shm/pipe-bench.XXXXXX)
+# BENCH_TMP: where the files go (default /dev/shm, tmpfs; what mapping
+# a page costs depends on the file system, see docs/performance.md)
+dir=$(mktemp -d "${BENCH_TMP:-/dev/shm}/pipe-bench.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 med() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 calc() { awk "BEGIN { printf \"%.6f\\n\", $* }"; }
@@ -35,7 +38,7 @@ A=$(for i in 1 2 3 4 5; do t "$PIPE" -q -s "synth:$N" -k null:print=off; done | 
 B=$(for i in 1 2 3 4 5; do rm -f "$dir/x.dat"; t "$PIPE" -q -s "synth:$N" -c none -k "file:$dir/x.dat"; done | med)
 C=$(for i in 1 2 3 4 5; do t "$PIPE" -q -s "file:$dir/x.dat" -k null:print=off; done | med)
 R=$("$PIPE" info "$dir/x.dat" | sed -n 's/^records: //p')
-printf 'records: %s (synth:%s, 2 CPUs, codec none, tmpfs)\n' "$R" "$N"
+printf 'records: %s (synth:%s, 2 CPUs, codec none, in %s: %s)\n' "$R" "$N" "${BENCH_TMP:-/dev/shm}" "$(stat -f -c %T "$dir")"
 printf '%-34s %8.3f s  %8.1f Mrec/s\n' "A synth -> null" "$A" "$(calc "$R / $A / 1e6")"
 printf '%-34s %8.3f s  %8.1f Mrec/s\n' "B synth -> file" "$B" "$(calc "$R / $B / 1e6")"
 printf '%-34s %8.3f s  %8.1f Mrec/s\n' "C file -> null" "$C" "$(calc "$R / $C / 1e6")"
@@ -48,13 +51,21 @@ W2=$(for i in 1 2 3 4 5; do w "$PIPE" verify --threads 2 "$dir/x.dat"; done | me
 printf 'verify CPU/rec: --threads 1 %.1f ns, --threads 2 %.1f ns; wall %.3f s / %.3f s = %.2fx\n' \
 	"$(calc "$V1 * 1e9 / $R")" "$(calc "$V2 * 1e9 / $R")" "$W1" "$W2" "$(calc "$W1 / $W2")"
 # the floor: the file mapped and every byte hashed once (XXH3, 256 KiB
-# at a time), as any reader that checks every checksum must
+# at a time), as any reader that checks every checksum must; and its
+# parts: mapping alone (one byte a page), read() into one buffer and
+# hashing it, hashing bytes already in memory (what is left with no
+# page to map: memory bandwidth and XXH3).  read_floor prints the CPU
+# seconds of the part it measures.
 if cc -O2 -std=c11 -D_GNU_SOURCE -o "$dir/read_floor" \
 	"$(dirname "$0")/read_floor.c" -lxxhash 2>/dev/null; then
-	F=$(for i in 1 2 3 4 5; do t "$dir/read_floor" "$dir/x.dat" 262144; done | med)
+	fl() { for i in 1 2 3 4 5; do "$dir/read_floor" "$dir/x.dat" 262144 "$1" | cut -d' ' -f1; done | med; }
+	F=$(fl map-hash)
 	printf 'floor (map + XXH3 of every byte): %.1f ns/rec; C - floor %.1f ns, V1 - floor %.1f ns\n' \
 		"$(calc "$F * 1e9 / $R")" "$(calc "($C - $F) * 1e9 / $R")" \
 		"$(calc "($V1 - $F) * 1e9 / $R")"
+	printf 'floor parts, ns/rec: map alone %.1f, read() + XXH3 %.1f, XXH3 of bytes in memory %.1f\n' \
+		"$(calc "$(fl map-touch) * 1e9 / $R")" "$(calc "$(fl read-hash) * 1e9 / $R")" \
+		"$(calc "$(fl mem-hash) * 1e9 / $R")"
 fi
 rm -f "$dir/x.dat"
 NI=${BENCH_INFO_RECORDS:-7500000}

@@ -1,15 +1,25 @@
 /*
  * read_floor.c - the least any reader that checks every checksum pays
- * for a file: map it and hash every byte once with XXH3 (the dispatching
- * build, as pipe does), in blocks of the given size.  container.sh runs
- * it beside `pipe -k null` and `pipe verify` on the same file.
- * Usage: read_floor FILE BLOCK_BYTES; prints the sum of the hashes.
+ * for a file, taken apart: the file mapped and hashed once with XXH3 (the
+ * dispatching build, as pipe does) in blocks of the given size, and the
+ * parts of that: mapping alone, read() into a reused buffer, and hashing
+ * bytes already mapped.  container.sh runs it beside `pipe -k null` and
+ * `pipe verify` on the same file.
+ * Usage: read_floor FILE BLOCK_BYTES [MODE]; MODE is one of
+ *   map-hash   map the file, hash every block (the default)
+ *   map-touch  map the file, read one byte of each 4 KiB page
+ *   read-hash  read() each block into one reused buffer, hash it
+ *   mem-hash   hash a private copy already in memory (set-up not counted)
+ * Prints the CPU seconds (user + sys) of that part and a sum of the
+ * hashes (so none is optimized away).
  */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -20,16 +30,40 @@
 #endif
 #endif
 
+static double cpu_seconds(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_SELF, &u);
+	return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+	       ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) / 1e6;
+}
+
+static uint64_t hash_blocks(const uint8_t *p, size_t len, size_t blk)
+{
+	uint64_t sum = 0;
+	size_t off, n;
+
+	for (off = 0; off < len; off += n) {
+		n = len - off < blk ? len - off : blk;
+		sum += XXH3_64bits_withSeed(p + off, n, 1);
+	}
+	return sum;
+}
+
 int main(int argc, char **argv)
 {
-	const uint8_t *p;
+	const char *mode = argc > 3 ? argv[3] : "map-hash";
 	uint64_t sum = 0;
 	struct stat st;
-	size_t blk, off, n;
+	size_t blk, len, off;
+	uint8_t *p, *buf;
+	double t0;
+	ssize_t got;
 	int fd;
 
-	if (argc != 3 || (blk = strtoul(argv[2], NULL, 10)) == 0) {
-		fprintf(stderr, "usage: read_floor FILE BLOCK_BYTES\n");
+	if (argc < 3 || argc > 4 || (blk = strtoul(argv[2], NULL, 10)) == 0) {
+		fprintf(stderr, "usage: read_floor FILE BLOCK_BYTES [MODE]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_RDONLY);
@@ -37,17 +71,52 @@ int main(int argc, char **argv)
 		perror(argv[1]);
 		return 1;
 	}
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED) {
-		perror("mmap");
-		return 1;
+	len = (size_t)st.st_size;
+	t0 = cpu_seconds();
+	if (strcmp(mode, "map-hash") == 0 || strcmp(mode, "map-touch") == 0) {
+		p = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		if (p == MAP_FAILED) {
+			perror("mmap");
+			return 1;
+		}
+		if (strcmp(mode, "map-hash") == 0)
+			sum = hash_blocks(p, len, blk);
+		else
+			for (off = 0; off < len; off += 4096)
+				sum += p[off];
+		munmap(p, len);
+	} else if (strcmp(mode, "read-hash") == 0) {
+		buf = malloc(blk);
+		if (!buf)
+			return 1;
+		for (off = 0; off < len; off += (size_t)got) {
+			got = pread(fd, buf, blk, (off_t)off);
+			if (got <= 0) {
+				perror("pread");
+				return 1;
+			}
+			sum += XXH3_64bits_withSeed(buf, (size_t)got, 1);
+		}
+		free(buf);
+	} else if (strcmp(mode, "mem-hash") == 0) {
+		buf = malloc(len);
+		if (!buf)
+			return 1;
+		for (off = 0; off < len; off += (size_t)got) {
+			got = pread(fd, buf + off, len - off, (off_t)off);
+			if (got <= 0) {
+				perror("pread");
+				return 1;
+			}
+		}
+		t0 = cpu_seconds();
+		sum = hash_blocks(buf, len, blk);
+		free(buf);
+	} else {
+		fprintf(stderr, "read_floor: unknown mode '%s'\n", mode);
+		return 2;
 	}
-	for (off = 0; off < (size_t)st.st_size; off += n) {
-		n = (size_t)st.st_size - off < blk ? (size_t)st.st_size - off : blk;
-		sum += XXH3_64bits_withSeed(p + off, n, 1);
-	}
-	munmap((void *)p, (size_t)st.st_size);
+	printf("%.6f %016" PRIx64 "\n", cpu_seconds() - t0, sum);
 	close(fd);
-	printf("%016" PRIx64 "\n", sum);
 	return 0;
 }
