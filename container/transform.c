@@ -614,7 +614,7 @@ static inline int tcol_varint(struct tcol *c, uint64_t *v)
 	return tcol_varint_long(c, v);
 }
 
-static int tcol_delta(struct tcol *c, uint64_t *prev)
+static inline int tcol_delta(struct tcol *c, uint64_t *prev)
 {
 	uint64_t z;
 
