@@ -501,6 +501,10 @@ int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
 
 	*found = UINT64_MAX;
 	for (;; at += 8) {
+		/* a mapped file: skip to the next magic in place */
+		while (r->map && at + FMT_BLOCK_HDR_SIZE <= r->size &&
+		       fmt_get32(r->map + at) != FMT_BLOCK_MAGIC)
+			at += 8;
 		ret = cr_fetch(r, at, FMT_BLOCK_HDR_SIZE, &p, &got, err);
 		if (ret < 0)
 			return ret;

@@ -187,7 +187,8 @@ int cr_read_index(struct creader *r, struct pipe_err *err)
 static int cr_last_index(struct creader *r, uint64_t *idx,
 			 struct pipe_err *err)
 {
-	uint64_t end = r->size & ~(uint64_t)7, start, at, budget = r->size;
+	uint64_t end = r->size & ~(uint64_t)7, start, at, lo;
+	uint64_t budget = r->size;
 	struct fmt_block b;
 	const uint8_t *p, *q;
 	size_t got;
@@ -200,8 +201,11 @@ static int cr_last_index(struct creader *r, uint64_t *idx,
 			       FMT_BLOCK_HDR_SIZE, &p, &got, err);
 		if (ret < 0)
 			return ret;
-		for (at = end; at-- > start;) {
-			if (at % 8 || at - start + FMT_BLOCK_HDR_SIZE > got)
+		/* the 8-aligned offsets in [start, end), from the last */
+		lo = (start + 7) & ~(uint64_t)7;
+		for (at = (end + 7) & ~(uint64_t)7; at > lo;) {
+			at -= 8;
+			if (at - start + FMT_BLOCK_HDR_SIZE > got)
 				continue;
 			q = p + (at - start);
 			if (fmt_get32(q) != FMT_BLOCK_MAGIC ||
