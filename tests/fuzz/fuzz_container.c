@@ -2,8 +2,12 @@
  * fuzz_container.c - the container reader on a whole file in memory,
  * with the real codec plugins (instances kept across files): a forward read from a seekable source or
  * from a stream (a pipe), or a window or CPU/pid subset read, chosen by
- * the input's length modulo 4.  Every record handed out is decoded as a
- * sink would, and its callchain and raw bytes are read in full.
+ * the input's length modulo 4.  A seekable input is read in place, as
+ * pipe reads a regular file (the source's `map`: the input itself, so
+ * ASan sees a read past its end), or through read_at, as a file that
+ * cannot be mapped: bit 2 of the length chooses.  Every record handed
+ * out is decoded as a sink would, and its callchain and raw bytes are
+ * read in full.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -119,6 +123,18 @@ static const char *codec_error(void *opaque, void *state)
 	return pd ? pd->in->ctx.err.msg : NULL;
 }
 
+/* the whole input, as src_file maps a regular file */
+static int mem_map(void *state, const void **base, uint64_t *len)
+{
+	struct mem *m = state;
+
+	if (m->stream || !m->len)
+		return -ENOTSUP;
+	*base = m->p;
+	*len = m->len;
+	return 0;
+}
+
 static void on_report(void *opaque, const char *line)
 {
 	(void)opaque;
@@ -159,6 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.codec_error = codec_error,
 		.report = on_report,
 	};
+	static struct pipe_plugin mapped;
 	struct pipe_err err;
 	struct creader *r = NULL;
 	struct cr_stats st;
@@ -166,9 +183,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t i;
 	int k, ret;
 
-	if (!codecs[0])
+	if (!codecs[0]) {
 		for (k = 0; k < 4; k++)
 			codecs[k] = fuzz_codec_load(names[k]);
+		mapped = mem_source;
+		mapped.map = mem_map;
+	}
+	if (!src.stream && (size >> 2) % 2 == 0)
+		o.src = &mapped;
 	if (size % 4 == 2) {
 		o.start_ns = 1000000;
 		o.stop_ns = 3000000000u;
