@@ -12,7 +12,9 @@
 /*
  * Build the fixtures; their directory into fx (cap bytes).  Returns 0,
  * 77 (skip: not run by tests/run.sh) or 1 (the build failed), as main
- * returns them.
+ * returns them.  One test at a time brings them up to date (the lock the
+ * e2e cases take too): tests run in parallel, and a binary relinked
+ * while another test reads it is half a file.
  */
 static inline int fixtures_build(char *fx, size_t cap)
 {
@@ -25,8 +27,9 @@ static inline int fixtures_build(char *fx, size_t cap)
 	}
 	snprintf(fx, cap, "%s/tests/fixtures", build);
 	snprintf(cmd, sizeof(cmd),
-		 "mkdir -p '%.2000s' && make -s -C '%.2000s/tests/fixtures' "
-		 "OUT='%.2000s' >/dev/null", fx, top, fx);
+		 "mkdir -p '%.2000s' && flock '%.2000s/.lock' make -s -C "
+		 "'%.2000s/tests/fixtures' OUT='%.2000s' >/dev/null", fx, fx,
+		 top, fx);
 	if (system(cmd) != 0) {
 		printf("FAILED building fixtures: %s\n", cmd);
 		return 1;

@@ -3,10 +3,12 @@
 # row_pct TEXT SYMBOL: the overhead of the row whose symbol is SYMBOL.
 # near A B PTS: |A - B| <= PTS (decimals allowed).
 # table_rows, check_shares, compare_shares: statistical checks, below.
+# one case at a time brings them up to date (cases run in parallel: a
+# binary relinked while another case records it would unwind nothing)
 fixtures() {
 	FX=$BUILD/tests/fixtures
 	mkdir -p "$FX"
-	make -s -C "$TOP/tests/fixtures" OUT="$FX" >/dev/null ||
+	flock "$FX/.lock" make -s -C "$TOP/tests/fixtures" OUT="$FX" >/dev/null ||
 		fail "cannot build the fixtures"
 }
 
