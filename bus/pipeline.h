@@ -108,6 +108,8 @@ struct pipeline {
 	uint64_t next_status;       /* monotonic ns of the next status line */
 	uint64_t next_flush;        /* monotonic ns of the next sink flush */
 	uint64_t empty_at;          /* monotonic ns the source was last empty */
+	uint64_t woke_at;           /* monotonic ns the source's wait ended */
+	uint64_t wake_gap;          /* ns between those ends, averaged */
 	bool status_shown;          /* a status line is on the terminal */
 	int cut_signo;              /* a file read stopped by this signal */
 	bool usage_error;           /* the run failed on its usage: exit 2 */

@@ -335,10 +335,31 @@ static int wait_timeout(struct pipeline *pl)
 	return (int)((next - now + 999999) / 1000000);
 }
 
+/*
+ * Before a sleep, with every ring drained: how early the writer flushes
+ * what would otherwise end a later sleep.  The waits end about every
+ * wake_gap (the rings' watermarks at a steady rate), so what falls due
+ * before the next one probably ends is written now: a quarter again the
+ * usual gap, between an eighth and half of the flush interval.  Blocks
+ * are then cut near their deadline, fuller, and the worker writes about
+ * once per interval; a wake that comes later than usual is the sleep's
+ * timeout, at the deadline.
+ */
+static uint64_t flush_early(const struct pipeline *pl)
+{
+	uint64_t flush = (uint64_t)args_int(pl->codec->ctx.args, "flush");
+	uint64_t early = pl->wake_gap ? pl->wake_gap / 4 * 5 : flush / 2;
+
+	if (early < flush / 8)
+		early = flush / 8;
+	return early < flush / 2 ? early : flush / 2;
+}
+
 static int wait_source(struct pipeline *pl, struct pipe_err *err)
 {
 	struct pollfd pfd[MAX_FDS + 1];
 	int fds[MAX_FDS], n = 0, i, ret, signo;
+	uint64_t now;
 
 	n = inst_fds(pl->src, fds, MAX_FDS, err);
 	if (n < 0)
@@ -349,24 +370,30 @@ static int wait_source(struct pipeline *pl, struct pipe_err *err)
 	}
 	pfd[n].fd = pl->sigfd;
 	pfd[n].events = POLLIN;
+	if (pl->writer) {
+		/* the rings are drained: what they held goes with the blocks
+		 * cut now, and what comes next counts from this sleep */
+		ret = cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC),
+				   flush_early(pl), err);
+		if (ret < 0)
+			return ret;
+	}
 	ret = poll(pfd, (nfds_t)n + 1, wait_timeout(pl));
 	if (ret < 0 && errno != EINTR)
 		return pipe_err_set(err, -errno, "poll failed: %s",
 				    strerror(errno));
+	now = now_ns(CLOCK_MONOTONIC);
+	if (pl->woke_at)
+		pl->wake_gap = pl->wake_gap ?
+			       (3 * pl->wake_gap + (now - pl->woke_at)) / 4 :
+			       now - pl->woke_at;
+	pl->woke_at = now;
 	if (pfd[n].revents & POLLIN) {
 		signo = signal_take(pl);
 		if (signo)
 			return stop_source(pl, signo, err);
 	}
 	status_update(pl);
-	if (pl->writer) {
-		/* awake anyway: flush what would soon end a sleep */
-		ret = cwriter_tick(pl->writer, now_ns(CLOCK_MONOTONIC),
-				   (uint64_t)args_int(pl->codec->ctx.args,
-						      "flush") / 2, err);
-		if (ret < 0)
-			return ret;
-	}
 	return flush_sinks(pl, err);
 }
 

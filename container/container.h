@@ -85,11 +85,14 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		struct pipe_err *err);
 /*
- * Flush every stream whose pending records will have waited flush_ns
- * within early_ns of monotonic now: since the arrival time set when they
- * came, or else since the first tick that saw them.  A caller that woke
- * for other work gives an early_ns, so that its next sleep need not end
- * for a flush.
+ * When a stream's pending records, or a queued block's, will have waited
+ * flush_ns within early_ns of monotonic now (since the arrival time set
+ * when they came, or else since the first tick that saw them), flush
+ * every pending stream, and have the next cwriter_idle wake the worker
+ * for all of them: one write batch per flush interval, however many
+ * streams.  A caller that woke for other work gives an early_ns (about
+ * the time until it expects to wake again), so that its next sleep need
+ * not end for a flush.
  */
 int cwriter_tick(struct cwriter *w, uint64_t now_ns, uint64_t early_ns,
 		 struct pipe_err *err);
@@ -131,9 +134,9 @@ int cwriter_cut(struct cwriter *w, struct pipe_err *err);
  * a few milliseconds to encode (and no dictionary is trained), the caller
  * encodes queued blocks here itself, a few milliseconds at most, while
  * the worker is idle; it never writes (a write may wait).  The worker
- * wakes to write and encode what is queued once 4 MiB has gathered or
- * the oldest block's first record nears its flush interval (within a
- * quarter of it), and for a backlog at once.
+ * wakes to write and encode what is queued once 4 MiB has gathered, when
+ * cwriter_tick found a flush deadline near or the oldest block's is past,
+ * and for a backlog at once.
  */
 void cwriter_idle(struct cwriter *w, uint64_t now_ns);
 /* Have opts.flush called on the thread that writes, once the blocks

@@ -280,6 +280,7 @@ void *cw_worker(void *arg)
 		if (!w->head) {
 			w->tail = NULL;
 			w->asleep_ok = false;
+			w->kick = false;
 		}
 		cw_run_locked(w, j);
 	}

@@ -654,6 +654,7 @@ uint64_t cwriter_next_tick(struct cwriter *w)
 int cwriter_tick(struct cwriter *w, uint64_t now_ns, uint64_t early_ns,
 		 struct pipe_err *err)
 {
+	bool due = false;
 	uint32_t i;
 	int ret;
 
@@ -666,12 +667,34 @@ int cwriter_tick(struct cwriter *w, uint64_t now_ns, uint64_t early_ns,
 			continue;
 		if (!s->pending_since)
 			s->pending_since = now_ns ? now_ns : 1;
-		if (now_ns + early_ns - s->pending_since < w->opts.flush_ns &&
-		    now_ns >= s->pending_since)
+		if (now_ns + early_ns - s->pending_since >= w->opts.flush_ns ||
+		    now_ns < s->pending_since)
+			due = true;
+	}
+	if (w->thread_on) {
+		pthread_mutex_lock(&w->mu);
+		if (cw_kick_due_locked(w) <= now_ns + early_ns)
+			due = true;
+		pthread_mutex_unlock(&w->mu);
+	}
+	if (!due)
+		return 0;
+	/* one deadline writes out every pending stream, and the worker is
+	 * woken once for all of them: the streams' deadlines stay together,
+	 * one write batch per flush interval rather than one per stream */
+	for (i = 0; i <= w->nr_by_id; i++) {
+		struct cw_stream *s = i < w->nr_by_id ? w->by_id[i] : w->side;
+
+		if (!s || !s->len)
 			continue;
 		ret = cw_flush_stream(w, s, err);
 		if (ret < 0)
 			return ret;
+	}
+	if (w->thread_on) {
+		pthread_mutex_lock(&w->mu);
+		w->kick = w->head != NULL;
+		pthread_mutex_unlock(&w->mu);
 	}
 	return 0;
 }
@@ -768,12 +791,15 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 		;
 	if (!w->head)
 		w->asleep_ok = false;
+	/* the worker wakes for a deadline cwriter_tick found (or one
+	 * already past), or for a backlog */
 	if ((w->head && !w->running &&
-	     (w->queued >= CW_KICK_BYTES ||
-	      cw_kick_due_locked(w) <= now_ns + w->opts.flush_ns / 4)) ||
+	     (w->queued >= CW_KICK_BYTES || w->kick ||
+	      cw_kick_due_locked(w) <= now_ns)) ||
 	    w->flush_req) {
 		pthread_cond_signal(&w->work);
 		w->asleep_ok = false;
+		w->kick = false;
 	}
 	pthread_mutex_unlock(&w->mu);
 }

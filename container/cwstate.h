@@ -184,6 +184,8 @@ struct cwriter {
 	uint32_t nr_spare;
 	size_t queued;                /* raw bytes of queued DATA jobs */
 	bool asleep_ok;               /* queued jobs may wait for a kick */
+	bool kick;                    /* a flush deadline came: cwriter_idle
+					 wakes the worker */
 	bool running;                 /* a job is being run (by either side) */
 	uint64_t job_ns;              /* CPU ns of the last DATA job, or
 					 UINT64_MAX: none yet */
