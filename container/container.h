@@ -68,6 +68,7 @@ struct cw_stats {
 	uint64_t dropped_samples;
 	uint64_t dropped_blocks;
 	uint64_t inline_blocks;   /* encoded by the caller (cwriter_idle) */
+	uint64_t worker_wakes;    /* times the caller woke the worker */
 	uint64_t lost;            /* the file's lost count: PERF_RECORD_LOST
 				     sums kept, and what dropped blocks and
 				     cwriter_lost stand for */

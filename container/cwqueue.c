@@ -258,8 +258,10 @@ void *cw_worker(void *arg)
 	for (;;) {
 		/* the caller may be running a job itself (cwriter_idle) */
 		while (w->running ||
-		       (!w->head && !w->quit && !w->flush_req))
+		       (!w->head && !w->quit && !w->flush_req)) {
+			w->woken = false;
 			pthread_cond_wait(&w->work, &w->mu);
+		}
 		j = w->head;
 		if (!j && w->flush_req) {
 			w->flush_req = false;
@@ -353,6 +355,7 @@ int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	ret = cw_enc_failed_locked(w, err);
 	while (ret == 0 && data && w->queued && w->queued + j->len > limit &&
 	       !(w->opts.drop_when_behind && j->b.stream != PIPE_STREAM_SIDEBAND)) {
+		w->woken = true;
 		pthread_cond_signal(&w->work);
 		pthread_cond_wait(&w->room, &w->mu);
 		ret = cw_enc_failed_locked(w, err);
@@ -382,9 +385,11 @@ int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	 * wakes it now */
 	if (!j->queued_at)
 		j->queued_at = w->arrival_ns;
-	if (!w->opts.drop_when_behind || w->queued > limit / 4)
+	if (!w->opts.drop_when_behind || w->queued > limit / 4) {
+		w->st.worker_wakes += !w->woken;
+		w->woken = true;
 		pthread_cond_signal(&w->work);
-	else
+	} else
 		w->asleep_ok = true;
 	pthread_mutex_unlock(&w->mu);
 	return 0;
@@ -393,7 +398,7 @@ int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 /* When the oldest job waiting for a kick must be written (mu held). */
 uint64_t cw_kick_due_locked(const struct cwriter *w)
 {
-	if (!w->asleep_ok || !w->head)
+	if (!w->asleep_ok || !w->head || w->woken)
 		return UINT64_MAX;
 	return w->head->queued_at + w->opts.flush_ns;
 }
@@ -444,6 +449,7 @@ int cw_stop_worker(struct cwriter *w, struct pipe_err *err)
 		return 0;
 	pthread_mutex_lock(&w->mu);
 	w->quit = true;
+	w->woken = true;
 	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->mu);
 	pthread_join(w->thread, NULL);

@@ -767,6 +767,7 @@ int cwriter_flush_output(struct cwriter *w, struct pipe_err *err)
 		return w->opts.flush(w->opts.opaque, err);
 	pthread_mutex_lock(&w->mu);
 	w->flush_req = true;
+	w->woken = true;
 	pthread_cond_signal(&w->work);
 	pthread_mutex_unlock(&w->mu);
 	return 0;
@@ -774,6 +775,7 @@ int cwriter_flush_output(struct cwriter *w, struct pipe_err *err)
 
 void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 {
+	bool wake = false;
 	uint64_t t0;
 
 	if (!w->thread_on)
@@ -782,8 +784,9 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 	pthread_mutex_lock(&w->mu);
 	/* encode only, never write: a write may wait (a slow disk, a full
 	 * pipe), and this thread drains the rings.  A training takes
-	 * seconds: it stays on the worker */
-	while (!w->running && !w->enc_ret &&
+	 * seconds: it stays on the worker, as does the queue once the
+	 * worker was woken for it (it would only wait for this thread) */
+	while (!w->running && !w->woken && !w->enc_ret &&
 	       w->opts.dict_mode == CW_DICT_OFF &&
 	       w->job_ns < w->opts.inline_ns &&
 	       cw_clock(CLOCK_MONOTONIC) - t0 < w->opts.inline_ns &&
@@ -797,11 +800,16 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 	     (w->queued >= CW_KICK_BYTES || w->kick ||
 	      cw_kick_due_locked(w) <= now_ns)) ||
 	    w->flush_req) {
-		pthread_cond_signal(&w->work);
+		wake = !w->woken;
+		w->woken = true;
+		w->st.worker_wakes += wake;
 		w->asleep_ok = false;
 		w->kick = false;
 	}
 	pthread_mutex_unlock(&w->mu);
+	/* after the unlock: the worker does not wake into a held lock */
+	if (wake)
+		pthread_cond_signal(&w->work);
 }
 
 int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,

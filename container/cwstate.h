@@ -186,6 +186,9 @@ struct cwriter {
 	bool asleep_ok;               /* queued jobs may wait for a kick */
 	bool kick;                    /* a flush deadline came: cwriter_idle
 					 wakes the worker */
+	bool woken;                   /* the worker was signalled and has not
+					 slept since: it writes every queued
+					 job before it does */
 	bool running;                 /* a job is being run (by either side) */
 	uint64_t job_ns;              /* CPU ns of the last DATA job, or
 					 UINT64_MAX: none yet */

@@ -46,10 +46,12 @@ static void attr_init(struct perf_src *s, uint32_t e,
 		a->inherit = 1;
 	if (s->mode == PERF_MODE_COMMAND)
 		a->enable_on_exec = 1;
-	/* wake the poller at half full, as perf does: fewer wake-ups
-	 * disturb the workload less, and half a ring is the slack */
+	/* wake the poller at three quarters full (perf: half): fewer
+	 * wake-ups disturb the workload less, and the thread that drains
+	 * the rings never writes, so a quarter of a ring is its slack */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(ring / 2 > 4096 ? ring / 2 : 4096);
+	a->wakeup_watermark = (uint32_t)(ring / 4 * 3 > 4096 ? ring / 4 * 3
+							     : 4096);
 	if (e == 0) {
 		/* the sideband, once per CPU (and thread) */
 		a->mmap = 1;

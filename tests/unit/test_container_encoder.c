@@ -3,7 +3,8 @@
  * behind a slow codec or a slow sink and a short queue, waiting or
  * dropping whole blocks (never the sideband) and counting them lost; and
  * encoding in the caller's idle moments once blocks are known to be
- * fast, while every write stays on the worker.  All of it runs threads,
+ * fast, while every write stays on the worker; one wake of the worker for
+ * every stream a flush deadline writes out.  All of it runs threads,
  * so the ThreadSanitizer run takes all of it.
  */
 #include <errno.h>
@@ -167,6 +168,80 @@ static void test_encoder_idle(void)
 	meta_free(meta);
 }
 
+/*
+ * Live, one flush deadline takes every stream's pending block, and the
+ * worker is woken once for all of them; what is not due yet wakes no one.
+ */
+static void test_encoder_one_wake(void)
+{
+	struct meta *meta = make_meta();
+	struct cw_opts o = {
+		.codec = &xor_codec,
+		.codec_name = "xor",
+		.block_size = 65536,
+		.flush_ns = 1000000000,
+		.write = mem_write,
+		.async = true,
+		.drop_when_behind = true,
+	};
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct mem f = { 0 };
+	struct pipe_batch b = { 0 };
+	struct pipe_record *r = NULL;
+	struct cw_stats ws;
+	struct result res;
+	struct gen g;
+	size_t i, n = 0, first = 0;
+	uint32_t s;
+
+	o.opaque = &f;
+	gen_records(&g, 400, 9);
+	r = calloc(g.nr, sizeof(*r));
+	CHECK(r != NULL);
+	/* the CPU streams' records, stream by stream */
+	for (s = 0; s < NR_CPUS; s++)
+		for (i = 0; i < g.nr; i++)
+			if (g.recs[i].stream == s)
+				r[n++] = g.recs[i];
+	while (first < n && r[first].stream == 0)
+		first++;
+	CHECK(first > 0 && first < n);
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	/* stream 0 came after 10 s, the others after 10.6 s */
+	cwriter_set_arrival(w, 10000000000);
+	b.recs = r;
+	b.nr = first;
+	CHECK(cwriter_add(w, &b, &err) == 0);
+	cwriter_set_arrival(w, 10600000000);
+	b.recs = r + first;
+	b.nr = n - first;
+	CHECK(cwriter_add(w, &b, &err) == 0);
+	CHECK(cwriter_tick(w, 10700000000, 100000000, &err) == 0);
+	cwriter_idle(w, 10700000000);
+	cwriter_stats(w, &ws);
+	CHECK(ws.worker_wakes == 0);
+	/* stream 0 due within 0.1 s: every stream goes, one wake */
+	CHECK(cwriter_tick(w, 10950000000, 100000000, &err) == 0);
+	cwriter_idle(w, 10950000000);
+	wait_settled(w);
+	cwriter_idle(w, 10960000000);
+	cwriter_stats(w, &ws);
+	CHECK(ws.worker_wakes == 1);
+	CHECK(ws.blocks == NR_CPUS);
+	CHECK(cwriter_next_tick(w) == UINT64_MAX);
+	CHECK(cwriter_finish(w, &err) == 0);
+	cwriter_free(w);
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == n);
+	CHECK(res.ordered);
+	free(r);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
 /* A sink whose writes take 5 ms each once `slow` is set, and which
  * counts the writes made on the thread that adds records while `watch`
  * is set. */
@@ -269,6 +344,7 @@ int main(void)
 	test_encoder_queue(false);
 	test_encoder_queue(true);
 	test_encoder_idle();
+	test_encoder_one_wake();
 	test_encoder_slow_sink();
 	/* read block by block, each file reads as merged */
 	CHECK(blocks_differ == 0);
