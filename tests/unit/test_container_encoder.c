@@ -221,6 +221,7 @@ static void test_encoder_one_wake(void)
 	cwriter_idle(w, 10700000000);
 	cwriter_stats(w, &ws);
 	CHECK(ws.worker_wakes == 0);
+	CHECK(ws.blocks == 0 && cwriter_next_tick(w) == 11000000000);
 	/* stream 0 due within 0.1 s: every stream goes, one wake */
 	CHECK(cwriter_tick(w, 10950000000, 100000000, &err) == 0);
 	cwriter_idle(w, 10950000000);

@@ -1,9 +1,9 @@
 /*
  * test_container_writer.c - the container writer: the file header and
- * metadata, the flush tick (one deadline flushes every stream), one
- * index or several, write errors and bad block sizes, user stacks trimmed
- * to what was dumped, records written per stream (with and without the
- * transform), and dictionaries with the real zstd plugin.
+ * metadata, the flush tick, one index or several, write errors and bad
+ * block sizes, user stacks trimmed to what was dumped, records written
+ * per stream (with and without the transform), and dictionaries with the
+ * real zstd plugin.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -45,84 +45,6 @@ static void test_meta_and_header(void)
 	gen_free(&g);
 	free(f.p);
 	free(f2.p);
-	meta_free(meta);
-}
-
-/* The DATA blocks of f so far. */
-static size_t data_blocks(const struct mem *f, struct layout *l)
-{
-	size_t i, n = 0;
-
-	get_layout(f, l);
-	for (i = 0; i < l->nr; i++)
-		n += l->type[i] == FMT_DATA;
-	return n;
-}
-
-/*
- * One flush deadline writes out every pending stream, not only the one
- * due: the streams' deadlines then stay together, and a live recording's
- * worker writes once per flush interval rather than once per stream.
- * Nothing is written before a deadline comes within `early`.
- */
-static void test_flush_tick_together(void)
-{
-	struct meta *meta = make_meta();
-	struct layout *l = malloc(sizeof(*l));
-	struct cw_opts o = {
-		.codec_name = "none",
-		.block_size = 65536,
-		.flush_ns = 1000000000,
-		.write = mem_write,
-	};
-	struct mem f = { 0 };
-	struct pipe_err err;
-	struct cwriter *w;
-	struct pipe_batch b = { 0 };
-	struct pipe_record r0[40], r1[40];
-	struct gen g;
-	size_t i, n0 = 0, n1 = 0, before;
-
-	o.opaque = &f;
-	gen_records(&g, 200, 3);
-	for (i = 0; i < g.nr; i++) {
-		if (g.recs[i].stream == 0 && n0 < 40)
-			r0[n0++] = g.recs[i];
-		else if (g.recs[i].stream == 1 && n1 < 40)
-			r1[n1++] = g.recs[i];
-	}
-	CHECK(n0 > 0 && n1 > 0);
-	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
-	/* stream 0's records came after 10 s, stream 1's after 10.6 s */
-	cwriter_set_arrival(w, 10000000000);
-	b.recs = r0;
-	b.nr = n0;
-	CHECK(cwriter_add(w, &b, &err) == 0);
-	cwriter_set_arrival(w, 10600000000);
-	b.recs = r1;
-	b.nr = n1;
-	CHECK(cwriter_add(w, &b, &err) == 0);
-	before = data_blocks(&f, l);
-	/* stream 0 due at 11 s: not within 0.1 s of 10.8 s */
-	CHECK(cwriter_tick(w, 10800000000, 100000000, &err) == 0);
-	CHECK(data_blocks(&f, l) == before);
-	CHECK(cwriter_next_tick(w) == 11000000000);
-	/* within 0.1 s of 10.95 s: both streams go, stream 1 0.65 s early */
-	CHECK(cwriter_tick(w, 10950000000, 100000000, &err) == 0);
-	CHECK(data_blocks(&f, l) == before + 2);
-	CHECK(cwriter_next_tick(w) == UINT64_MAX);
-	CHECK(cwriter_finish(w, &err) == 0);
-	cwriter_free(w);
-	{
-		struct result res;
-
-		read_file(&f, false, &res);
-		CHECK(res.ret == PIPE_EOF);
-		CHECK(res.nr == n0 + n1);
-	}
-	gen_free(&g);
-	free(f.p);
-	free(l);
 	meta_free(meta);
 }
 
@@ -546,7 +468,6 @@ int main(void)
 	test_per_stream();
 	use_transform = false;
 	test_flush_tick_and_index();
-	test_flush_tick_together();
 	test_many_indexes();
 	test_writer_errors();
 	test_dict();
