@@ -14,6 +14,27 @@
 
 #include "perfsrc.h"
 
+/*
+ * Where a ring wakes the poller: fewer wake-ups disturb the workload
+ * less, so as full as leaves a quarter of a second of slack at the rate
+ * the ring probably fills (the frequency, the events, about 128 bytes a
+ * sample with a call chain), between half full (perf's) and three
+ * quarters; half with period= (the rate is not known).  The thread that
+ * drains the rings never writes, so the slack is only its own wake-up.
+ */
+static uint32_t wake_mark(const struct perf_src *s, uint64_t ring)
+{
+	uint64_t per = s->chain == PERF_CHAIN_DWARF ? s->stack_size + 128 :
+		       s->chain != PERF_CHAIN_NONE ? 128 : 64;
+	uint64_t rate = s->rate * s->nr_events * per, mark = ring / 2;
+
+	if (!s->use_period && rate / 4 < ring / 4)
+		mark = ring / 4 * 3;
+	else if (!s->use_period && rate / 4 < ring / 2)
+		mark = ring - rate / 4;
+	return (uint32_t)(mark > 4096 ? mark : 4096);
+}
+
 static void attr_init(struct perf_src *s, uint32_t e,
 		      struct perf_event_attr *a)
 {
@@ -46,12 +67,8 @@ static void attr_init(struct perf_src *s, uint32_t e,
 		a->inherit = 1;
 	if (s->mode == PERF_MODE_COMMAND)
 		a->enable_on_exec = 1;
-	/* wake the poller at three quarters full (perf: half): fewer
-	 * wake-ups disturb the workload less, and the thread that drains
-	 * the rings never writes, so a quarter of a ring is its slack */
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(ring / 4 * 3 > 4096 ? ring / 4 * 3
-							     : 4096);
+	a->wakeup_watermark = wake_mark(s, ring);
 	if (e == 0) {
 		/* the sideband, once per CPU (and thread) */
 		a->mmap = 1;
