@@ -28,10 +28,8 @@
 /* default block size of recordings with user stacks (callchain=dwarf) */
 #define RUN_STACK_BLOCK (1u << 20)
 #define MORE_ERRORS_MAX 8 /* failures shown after the run's first */
-#define SINKQ_BYTES_MAX (64u << 20) /* records queued for record sinks */
 
 #define FLUSH_EVERY_NS 1000000000u /* sinks' flush on live runs */
-
 
 /* One batch copied for the record sinks' thread. */
 struct sink_job {
@@ -46,8 +44,10 @@ struct sink_job {
 /*
  * Live, record sinks run on their own thread (merge, symbolizer, consume):
  * the thread that drains the rings only copies each batch into a job.
- * The queue is bounded; past it the drainer waits, and what the rings
- * lose meanwhile the kernel counts (PERF_RECORD_LOST).
+ * The queue is bounded (the record sinks' queue=); past it the drainer
+ * never waits: the batch is dropped for the record sinks, who get a
+ * PERF_RECORD_LOST for it, and the run warns at its end.  Byte sinks
+ * (the file) get every batch either way.
  */
 struct sinkq {
 	pthread_t thread;
@@ -56,6 +56,9 @@ struct sinkq {
 	pthread_cond_t room;       /* a job done */
 	struct sink_job *head, *tail, *spare;
 	size_t bytes;              /* record bytes queued */
+	size_t limit;              /* at most this many (the sinks' queue=) */
+	uint64_t dropped_records;  /* not queued: the queue was full */
+	uint64_t dropped_samples;
 	bool quit;                 /* end when the queue is empty */
 	bool flush_req;            /* flush the record sinks when idle */
 	int ret;                   /* the thread's first failure, 0: none */
@@ -84,6 +87,8 @@ struct pipeline {
 	uint64_t lines_skip;        /* ... and not printed: said already */
 	struct merge *merge;        /* record sources with record sinks */
 	struct sinkq *sq;           /* live: the record sinks' thread */
+	uint64_t sinks_dropped_records; /* its queue's drops, once ended */
+	uint64_t sinks_dropped_samples;
 	bool counted;               /* records are counted as they come */
 	uint64_t m_round_max;       /* the merge's own round times */
 	uint64_t m_prev_round_max;

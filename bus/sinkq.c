@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "format.h"
+#include "params.h"
 #include "pipeline.h"
 
 static void *sinkq_main(void *arg)
@@ -82,6 +84,22 @@ static void sinkq_job_free(struct sink_job *j)
 	}
 }
 
+/* The largest queue= of the record sinks. */
+static size_t sinkq_limit(const struct pipeline *pl)
+{
+	size_t limit = 0;
+	uint32_t i;
+
+	for (i = 0; i < pl->nr_sinks; i++) {
+		const struct inst *s = pl->sinks[i];
+
+		if (!(s->p->flags & PIPE_PLUGIN_BYTES) &&
+		    (size_t)args_int(s->ctx.args, "queue") > limit)
+			limit = (size_t)args_int(s->ctx.args, "queue");
+	}
+	return limit;
+}
+
 int sinkq_start(struct pipeline *pl, struct pipe_err *err)
 {
 	struct sinkq *q = calloc(1, sizeof(*q));
@@ -93,6 +111,7 @@ int sinkq_start(struct pipeline *pl, struct pipe_err *err)
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->room, NULL);
+	q->limit = sinkq_limit(pl);
 	pl->sq = q;
 	ret = -pthread_create(&q->thread, NULL, sinkq_main, pl);
 	if (ret < 0) {
@@ -120,6 +139,8 @@ int sinkq_stop(struct pipeline *pl, struct pipe_err *err)
 	pthread_cond_signal(&q->work);
 	pthread_mutex_unlock(&q->mu);
 	pthread_join(q->thread, NULL);
+	pl->sinks_dropped_records = q->dropped_records;
+	pl->sinks_dropped_samples = q->dropped_samples;
 	ret = q->ret;
 	if (ret < 0)
 		*err = q->err;
@@ -133,23 +154,99 @@ int sinkq_stop(struct pipeline *pl, struct pipe_err *err)
 	return ret;
 }
 
-/* Copy a batch (views into the ring) for the sinks' thread. */
+/* Bytes of a PERF_RECORD_LOST: header, id, count, a sample_id_all
+ * trailer of at most six words. */
+#define SINKQ_LOST_MAX (8 + 16 + 48)
+
+/*
+ * A PERF_RECORD_LOST in place of a dropped batch, built at buf (room for
+ * SINKQ_LOST_MAX bytes): `lost` records, the id, time and CPU of the
+ * batch's first record, with the sample_id_all trailer of its event (pid
+ * and tid unknown: -1), so the record sinks count it as perf's own.
+ */
+static void sinkq_lost(const struct pipeline *pl, const struct pipe_batch *b,
+		       uint64_t lost, uint8_t *buf, struct pipe_record *out)
+{
+	struct pipe_sample_id sid = PIPE_INIT(sid);
+	const struct perf_event_attr *a = NULL;
+	struct perf_event_header h;
+	uint64_t w[8], st = 0;
+	size_t n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->stream = b->recs[0].stream;
+	out->time = b->recs[0].time;
+	out->event = PIPE_EVENT_NONE;
+	if (decode_sample_id(pl->hr.meta, &b->recs[0], &sid) == 0 &&
+	    sid.event != PIPE_EVENT_NONE)
+		a = meta_attr(pl->hr.meta, sid.event);
+	if (a && a->sample_id_all) {
+		st = a->sample_type;
+		out->event = sid.event;
+	}
+	w[n++] = sid.id;
+	w[n++] = lost;
+	if (st & PERF_SAMPLE_TID)
+		w[n++] = UINT64_MAX;
+	if (st & PERF_SAMPLE_TIME)
+		w[n++] = out->time;
+	if (st & PERF_SAMPLE_ID)
+		w[n++] = sid.id;
+	if (st & PERF_SAMPLE_STREAM_ID)
+		w[n++] = 0;
+	if (st & PERF_SAMPLE_CPU)
+		w[n++] = sid.cpu;
+	if (st & PERF_SAMPLE_IDENTIFIER)
+		w[n++] = sid.id;
+	h.type = PERF_RECORD_LOST;
+	h.misc = 0;
+	h.size = (uint16_t)(sizeof(h) + 8 * n);
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), w, 8 * n);
+	out->hdr = (const void *)buf;
+}
+
+/*
+ * Copy a batch (views into the ring) for the sinks' thread; when the
+ * queue is full, a PERF_RECORD_LOST for it instead: the thread that
+ * drains the rings never waits for the record sinks.
+ */
 static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
 		     struct pipe_err *err)
 {
 	struct sinkq *q = pl->sq;
 	struct sink_job *j;
 	size_t i, len = 0, off = 0;
+	uint64_t lost = 0, samples = 0, v;
+	bool drop = false;
 	int ret;
 
 	for (i = 0; i < b->nr; i++)
 		len += b->recs[i].hdr->size;
 	pthread_mutex_lock(&q->mu);
-	while (!q->ret && q->bytes && q->bytes + len > SINKQ_BYTES_MAX)
-		pthread_cond_wait(&q->room, &q->mu);
 	ret = q->ret;
 	if (ret < 0)
 		*err = q->err;
+	if (ret == 0 && q->bytes && q->bytes + len > q->limit && b->nr) {
+		/* what the batch stands for: its samples, and the counts of
+		 * the kernel's own PERF_RECORD_LOST among its records */
+		for (i = 0; i < b->nr; i++) {
+			const struct perf_event_header *h = b->recs[i].hdr;
+
+			if (h->type == PERF_RECORD_SAMPLE) {
+				samples++;
+			} else if (h->type == PERF_RECORD_LOST &&
+				   h->size >= 24) {
+				memcpy(&v, (const uint8_t *)h + 16, 8);
+				lost += v;
+			}
+		}
+		q->dropped_records += b->nr;
+		q->dropped_samples += samples;
+		lost += samples;
+		len = SINKQ_LOST_MAX;
+		drop = true;
+	}
 	j = q->spare;
 	if (j)
 		q->spare = j->next;
@@ -166,7 +263,11 @@ static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	}
-	for (i = 0; i < b->nr; i++) {
+	if (drop) {
+		sinkq_lost(pl, b, lost, j->buf, &j->recs[0]);
+		len = j->recs[0].hdr->size;
+	}
+	for (i = 0; !drop && i < b->nr; i++) {
 		const struct perf_event_header *h = b->recs[i].hdr;
 
 		memcpy(j->buf + off, h, h->size);
@@ -175,7 +276,7 @@ static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
 		off += h->size;
 	}
 	j->len = len;
-	j->nr = b->nr;
+	j->nr = drop ? 1 : b->nr;
 	j->flags = b->flags;
 	j->next = NULL;
 	pthread_mutex_lock(&q->mu);

@@ -112,4 +112,13 @@ void warn_dropped(const struct pipeline *pl)
 			(unsigned long long)ws.dropped_blocks,
 			(unsigned long long)ws.dropped_records,
 			(unsigned long long)ws.dropped_samples);
+	if (pl->sinks_dropped_records)
+		fprintf(stderr, "pipe: warning: the record sinks fell behind: "
+			"%llu records (%llu samples) were not given to them "
+			"and are counted lost there%s\n"
+			"hint: a larger queue= for the record sinks, or record "
+			"to a file and read it afterwards\n",
+			(unsigned long long)pl->sinks_dropped_records,
+			(unsigned long long)pl->sinks_dropped_samples,
+			has_byte_sink(pl) ? " (the file has them)" : "");
 }

@@ -63,6 +63,14 @@ static const struct pipe_param symbolizer_table[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
+static const struct pipe_param record_table[] = {
+	{ "queue", PIPE_PARAM_SIZE, 0, "64M",
+	  "record bytes waiting for the record sinks on a live recording; "
+	  "past it a batch is not given to them and is counted lost there",
+	  NULL, 4 << 10, INT64_C(1) << 32 },
+	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
+};
+
 static const struct pipe_param output_table[] = {
 	{ "force", PIPE_PARAM_BOOL, 0, "off",
 	  "replace an existing output file (when the run succeeds)", NULL,
@@ -90,6 +98,9 @@ uint32_t hostopts_tables(uint32_t kind, uint32_t flags,
 	if (kind == PIPE_KIND_CODEC)
 		add(tables, titles, &n, writer_table,
 		    "writer options (every codec)");
+	if (kind == PIPE_KIND_SINK && !(flags & PIPE_PLUGIN_BYTES))
+		add(tables, titles, &n, record_table,
+		    "record sink options (every sink that takes records)");
 	if (kind == PIPE_KIND_SINK && (flags & PIPE_PLUGIN_SYMBOLS))
 		add(tables, titles, &n, symbolizer_table,
 		    "symbolizer options (every sink that uses symbols)");

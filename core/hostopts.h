@@ -2,8 +2,9 @@
  * hostopts.h - the options the host parses for plugins, beside each
  * plugin's own table: reader options of byte sources (strict=, start=,
  * threads=, ...), writer options of codecs (block=, dict=, ...) and
- * symbolizer options of sinks that use symbols (demangle=, debug_dir=),
- * and the output option of sinks that write a file (force=).
+ * the queue of record sinks (queue=), symbolizer options of sinks that
+ * use symbols (demangle=, debug_dir=), and the output option of sinks
+ * that write a file (force=).
  * The core reads these, and only these, by name.
  */
 #ifndef PIPE_HOSTOPTS_H
@@ -13,7 +14,7 @@
 
 #include "pipe_plugin.h"
 
-#define HOSTOPTS_MAX 2 /* tables for one plugin, at most */
+#define HOSTOPTS_MAX 3 /* tables for one plugin, at most */
 
 /*
  * The host tables for a plugin of this kind and flags (NULL-terminated,
