@@ -41,9 +41,20 @@ def oracle(data, name):
         return str(e)
 
 
-def check(data, name, what, errors, want_records=None):
+def put(name, data):
+    # a new file each time: ext4 writes a file truncated and rewritten
+    # out to the disk when it is closed (auto_da_alloc), milliseconds
+    # a variant
+    try:
+        os.unlink(name)
+    except FileNotFoundError:
+        pass
     with open(name, "wb") as f:
         f.write(data)
+
+
+def check(data, name, what, errors, want_records=None):
+    put(name, data)
     rc, vals, err = run_info(name)
     o = oracle(data, name)
     if isinstance(o, str):
@@ -86,8 +97,7 @@ def cuts(data, layout, errors):
     for cut in offs[::25]:
         if cut < first:
             continue
-        with open("cut.dat", "wb") as f:
-            f.write(data[:cut])
+        put("cut.dat", data[:cut])
         with open("cut.dat", "rb") as f:
             p = subprocess.run([PIPE, "-q", "-s", "file:-", "-k", "null"],
                                stdin=f, capture_output=True, text=True)
