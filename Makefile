@@ -157,8 +157,11 @@ ifneq ($(FUZZER),)
 # -rdynamic: the codec plugins the harnesses load find libFuzzer's
 # coverage symbols (ASan's runtime exports them on its own; UBSan's not)
 FUZZ_MAIN := -fsanitize=fuzzer -rdynamic
+FUZZ_DRIVER :=
 else
-FUZZ_MAIN := tests/fuzz/driver.c
+# compiled once, linked into every harness
+FUZZ_DRIVER := $(BUILD)/obj/tests/fuzz/driver.o
+FUZZ_MAIN := $(FUZZ_DRIVER)
 endif
 FUZZ_SECONDS ?= 60
 
@@ -211,7 +214,7 @@ tests: all $(UNIT_BINS) $(TESTPLUGINS) $(EXAMPLES) $(KEPT_PLUGINS) \
 	$(BUILD)/grown/pipe $(BUILD)/grown/plugins.conf $(BUILD)/tests/workloads.stamp \
 	$(BUILD)/tests/fixtures.stamp $(FUZZ_BINS)
 
-$(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c tests/fuzz/driver.c \
+$(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c $(FUZZ_DRIVER) \
 		$(CORE_OBJS) $(BUILD)/plugins/codec_%.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -DFUZZ_CODEC='"$*"' -o $@ $< \
@@ -220,13 +223,17 @@ $(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c tests/fuzz/driver.c \
 PDREAD_OBJS := $(BUILD)/obj/plugins/formats/pdread.o \
 	$(BUILD)/obj/plugins/formats/pdmeta.o $(BUILD)/obj/plugins/lib/fdio.o \
 	$(BUILD)/obj/plugins/lib/sideband.o
-$(BUILD)/fuzz/fuzz_pdread: tests/fuzz/fuzz_pdread.c tests/fuzz/driver.c \
+$(BUILD)/fuzz/fuzz_pdread: tests/fuzz/fuzz_pdread.c $(FUZZ_DRIVER) \
 		$(PDREAD_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -Iformats -o $@ $< $(FUZZ_MAIN) \
 		$(PDREAD_OBJS) $(LDFLAGS) -lzstd
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/driver.c $(CORE_OBJS)
+$(BUILD)/obj/tests/fuzz/driver.o: tests/fuzz/driver.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(CORE_OBJS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_MAIN) $(CORE_OBJS) \
 		$(LDFLAGS) $(CORE_LIBS)
