@@ -49,9 +49,12 @@ static bool stage_ok(struct pipe_ctx *ctx, bool ok, const char *fn,
 	return false;
 }
 
+/* Asked on every decoded sample: the first letter mostly settles it
+ * without a strcmp (which was 2% of a flat report). */
 static bool in_call(const struct pipe_ctx *ctx, const char *call)
 {
-	return ctx->call && !strcmp(ctx->call, call);
+	return ctx->call && ctx->call[0] == call[0] &&
+	       !strcmp(ctx->call, call);
 }
 
 /* Record sources build the metadata in start. */
