@@ -86,7 +86,9 @@ int main(int argc, char **argv)
 				sum += p[off];
 		munmap(p, len);
 	} else if (strcmp(mode, "read-hash") == 0) {
-		buf = malloc(blk);
+		/* page-aligned: into a buffer at another offset in its page
+		 * than the file's, the kernel's copy ran 3.5x slower here */
+		buf = aligned_alloc(4096, (blk + 4095) / 4096 * 4096);
 		if (!buf)
 			return 1;
 		for (off = 0; off < len; off += (size_t)got) {
@@ -99,7 +101,7 @@ int main(int argc, char **argv)
 		}
 		free(buf);
 	} else if (strcmp(mode, "mem-hash") == 0) {
-		buf = malloc(len);
+		buf = aligned_alloc(4096, (len + 4095) / 4096 * 4096);
 		if (!buf)
 			return 1;
 		for (off = 0; off < len; off += (size_t)got) {
