@@ -819,10 +819,15 @@ struct cb_job *cb_pool_oldest(struct cb_pool *pool)
 		 * never needed for the oldest job to finish */
 		struct cb_job *q = cb_pool_queued(pool);
 
-		if (q)
-			cb_pool_run(pool, pool->ctx->nr_dec - 1, q);
-		else
+		if (!q) {
 			pthread_cond_wait(&pool->done, &pool->mu);
+			continue;
+		}
+		/* the next queued job is for a worker, run beside this one
+		 * (a caller that waits often decodes at the pace of one) */
+		if (pool->queued >= 2)
+			pthread_cond_signal(&pool->work);
+		cb_pool_run(pool, pool->ctx->nr_dec - 1, q);
 	}
 	pthread_mutex_unlock(&pool->mu);
 	return j;
