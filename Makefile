@@ -103,7 +103,7 @@ EXTRA_sink_file := lib/fdio.c
 EXTRA_src_file := lib/fdio.c
 EXTRA_src_perf := lib/sideband.c lib/fdio.c
 EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c lib/sideband.c \
-	lib/fdio.c
+	lib/fdio.c lib/grow.c
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
 EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c lib/fdio.c \
@@ -112,7 +112,7 @@ LIBS_sink_perfdata := -lzstd
 NEED_sink_perfdata := zstd.h
 # pprof: the schema in formats/profile.proto, compiled by protoc-c
 EXTRA_sink_pprof := formats/pprof.c formats/buildid.c lib/fdio.c \
-	lib/frames.c lib/sideband.c
+	lib/frames.c lib/sideband.c lib/grow.c
 EXTRA_sink_report := lib/frames.c lib/jsonw.c
 GEN_sink_pprof := $(BUILD)/obj/gen/profile.pb-c.o
 LIBS_sink_pprof := -lprotobuf-c -lz
@@ -222,7 +222,7 @@ $(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c $(FUZZ_DRIVER) \
 
 PDREAD_OBJS := $(BUILD)/obj/plugins/formats/pdread.o \
 	$(BUILD)/obj/plugins/formats/pdmeta.o $(BUILD)/obj/plugins/lib/fdio.o \
-	$(BUILD)/obj/plugins/lib/sideband.o
+	$(BUILD)/obj/plugins/lib/sideband.o $(BUILD)/obj/plugins/lib/grow.o
 $(BUILD)/fuzz/fuzz_pdread: tests/fuzz/fuzz_pdread.c $(FUZZ_DRIVER) \
 		$(PDREAD_OBJS)
 	@mkdir -p $(dir $@)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "conf.h"
+#include "grow.h"
 #include "loader.h"
 #include "params.h"
 #include "pipeline.h"
@@ -126,8 +127,9 @@ static int parse_numbers(const struct inst *src, const char *key,
 			 uint32_t **out, uint32_t *nr, struct pipe_err *err)
 {
 	const char *const *items;
-	uint32_t n = args_list(src->ctx.args, key, &items), i, cap = 0;
+	uint32_t n = args_list(src->ctx.args, key, &items), i;
 	uint32_t *v = NULL;
+	size_t cap = 0;
 
 	*out = NULL;
 	*nr = 0;
@@ -148,18 +150,12 @@ static int parse_numbers(const struct inst *src, const char *key,
 			return -EINVAL;
 		}
 		for (; a <= b; a++) {
-			if (*nr == cap) {
-				uint32_t *nv;
-
-				cap = cap ? cap * 2 : 16;
-				nv = realloc(v, cap * sizeof(*v));
-				if (!nv) {
-					free(v);
-					return pipe_err_set(err, -ENOMEM,
-							    "cannot read '%s' of %s: out of memory",
-							    key, src->ctx.what);
-				}
-				v = nv;
+			if (grow_array(&v, &cap, (size_t)*nr + 1, sizeof(*v),
+				       16, SIZE_MAX) < 0) {
+				free(v);
+				return pipe_err_set(err, -ENOMEM,
+						    "cannot read '%s' of %s: out of memory",
+						    key, src->ctx.what);
 			}
 			v[(*nr)++] = (uint32_t)a;
 		}

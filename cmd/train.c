@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "grow.h"
 #include "host.h"
 #include "meta.h"
 #include "output.h"
@@ -38,7 +39,8 @@ struct trainer {
 	uint8_t *samples;         /* training pieces, back to back */
 	size_t len, cap;
 	size_t *sizes;            /* size of each piece */
-	uint32_t nr_sizes, sizes_cap;
+	uint32_t nr_sizes;
+	size_t sizes_cap;
 	uint64_t blocks;
 };
 
@@ -68,15 +70,11 @@ static struct tstream *tstream_of(struct trainer *t, uint32_t stream)
 
 static int add_piece(struct trainer *t, const uint8_t *p, size_t n)
 {
-	if (t->nr_sizes == t->sizes_cap) {
-		uint32_t cap = t->sizes_cap ? t->sizes_cap * 2 : 256;
-		size_t *sz = realloc(t->sizes, cap * sizeof(*sz));
+	int ret = grow_array(&t->sizes, &t->sizes_cap, t->nr_sizes + 1,
+			     sizeof(*t->sizes), 256, SIZE_MAX);
 
-		if (!sz)
-			return -ENOMEM;
-		t->sizes = sz;
-		t->sizes_cap = cap;
-	}
+	if (ret < 0)
+		return ret;
 	memcpy(t->samples + t->len, p, n);
 	t->len += n;
 	t->sizes[t->nr_sizes++] = n;

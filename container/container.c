@@ -4,30 +4,18 @@
  * parsing and checksums.  docs/format.md is the specification.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-
 #include "container.h"
 #include "format.h"
+#include "grow.h"
 #include "xxh.h"
 
 int fmt_grow(void **buf, size_t *cap, size_t want, size_t first)
 {
-	void *p;
-	size_t n;
-
-	if (want <= *cap)
-		return 0;
-	n = *cap ? *cap : first;
-	while (n < want)
-		n *= 2;
-	p = realloc(*buf, n);
-	if (!p)
-		return -ENOMEM;
-	*buf = p;
-	*cap = n;
-	return 0;
+	return grow_array(buf, cap, want, 1, first, SIZE_MAX);
 }
 
 void fmt_copy_msg(char *dst, size_t cap, const char *src)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "grow.h"
 #include "pdrstate.h"
 #include "sideband.h"
 
@@ -381,19 +382,8 @@ static int raw_next(struct pdread *r, const uint8_t **out)
 
 static int inflate_grow(struct pdread *r, size_t need)
 {
-	size_t cap = r->dcap ? r->dcap : (256u << 10);
-	uint8_t *p;
-
-	while (cap < need)
-		cap *= 2;
-	if (cap > PDREAD_INFLATE_MAX + REC_MAX)
-		return -E2BIG;
-	p = realloc(r->dbuf, cap);
-	if (!p)
-		return -ENOMEM;
-	r->dbuf = p;
-	r->dcap = cap;
-	return 0;
+	return grow_array(&r->dbuf, &r->dcap, need, 1, 256u << 10,
+			  PDREAD_INFLATE_MAX + REC_MAX);
 }
 
 /* Append the output of one compressed record to dbuf (after the part of
@@ -521,9 +511,8 @@ static void parse_header_attr(struct pdread *r, const uint8_t *p,
  * records; one after them is ignored (and counted). */
 static void parse_id_index(struct pdread *r, const uint8_t *p, uint16_t size)
 {
-	struct ix_entry *grown;
 	uint64_t nr, i;
-	uint32_t cap;
+	size_t cap;
 
 	/* read once, before the records: sorted once, at the first lookup */
 	nr = size >= 16 ? rd64(p + 8) : UINT64_MAX;
@@ -532,18 +521,13 @@ static void parse_id_index(struct pdread *r, const uint8_t *p, uint16_t size)
 		r->st.id_index_ignored++;
 		return;
 	}
-	if (r->nr_ix + nr > r->cap_ix) {
-		cap = r->cap_ix ? r->cap_ix : 64;
-		while (cap < r->nr_ix + nr)
-			cap *= 2;
-		grown = realloc(r->ix, cap * sizeof(*grown));
-		if (!grown) {
-			r->st.id_index_ignored++;
-			return;
-		}
-		r->ix = grown;
-		r->cap_ix = cap;
+	cap = r->cap_ix;
+	if (grow_array(&r->ix, &cap, r->nr_ix + nr, sizeof(*r->ix), 64,
+		       PDREAD_ID_INDEX_MAX) < 0) {
+		r->st.id_index_ignored++;
+		return;
 	}
+	r->cap_ix = (uint32_t)cap;
 	for (i = 0; i < nr; i++) {
 		const uint8_t *e = p + 16 + 32 * i;
 		struct ix_entry *x = &r->ix[r->nr_ix];

@@ -11,6 +11,7 @@
 #include <zlib.h>
 
 #include "fdio.h"
+#include "grow.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -96,43 +97,15 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-/* Grow *arr (of *cap items of `size` bytes) to hold n items. */
+/* Grow *arr (of *cap items of `size` bytes) to hold n items: grow_array
+ * for the tables, whose counts are 32-bit. */
 static int grow(void *arr, uint32_t *cap, size_t n, size_t size, size_t max)
 {
-	void **p = arr, *np;
-	size_t c = *cap ? *cap : 64;
+	size_t c = *cap;
+	int ret = grow_array(arr, &c, n, size, 64, max);
 
-	if (n <= *cap)
-		return 0;
-	if (n > max)
-		return -E2BIG;
-	while (c < n)
-		c *= 2;
-	if (c > max)
-		c = max;
-	np = realloc(*p, c * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
 	*cap = (uint32_t)c;
-	return 0;
-}
-
-static int grow_pool(void *arr, size_t *cap, size_t n, size_t size)
-{
-	void **p = arr, *np;
-	size_t c = *cap ? *cap : 1024;
-
-	if (n <= *cap)
-		return 0;
-	while (c < n)
-		c *= 2;
-	np = realloc(*p, c * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = c;
-	return 0;
+	return ret;
 }
 
 typedef bool (*tab_eq)(const struct pprof *p, uint32_t item, const void *key);
@@ -507,12 +480,13 @@ int pprof_sample(struct pprof *p, const uint64_t *locs, uint32_t nr_locs,
 		ret = grow(&p->samples, &p->cap_samples, p->nr_samples + 1,
 			   sizeof(*s), PPROF_SAMPLES_MAX);
 		if (ret == 0)
-			ret = grow_pool(&p->loc_pool, &p->cap_pool,
-					p->nr_pool + nr_locs, sizeof(uint64_t));
+			ret = grow_array(&p->loc_pool, &p->cap_pool,
+					 p->nr_pool + nr_locs,
+					 sizeof(uint64_t), 1024, SIZE_MAX);
 		if (ret == 0)
-			ret = grow_pool(&p->val_pool, &p->cap_vals,
-					p->nr_vals + p->nr_types,
-					sizeof(int64_t));
+			ret = grow_array(&p->val_pool, &p->cap_vals,
+					 p->nr_vals + p->nr_types,
+					 sizeof(int64_t), 1024, SIZE_MAX);
 		if (ret < 0)
 			return ret;
 		s = &p->samples[p->nr_samples];

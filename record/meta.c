@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "grow.h"
 #include "meta.h"
 
 struct meta_ev {
@@ -292,20 +293,11 @@ struct obuf {
 
 static int obuf_put(struct obuf *b, const void *src, size_t n)
 {
-	size_t want = b->len + n + 8;
+	int ret = grow_array(&b->p, &b->cap, b->len + n + 8, 1, 1024,
+			     SIZE_MAX);
 
-	if (want > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 1024;
-		uint8_t *p;
-
-		while (cap < want)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
+	if (ret < 0)
+		return ret;
 	if (n)
 		memcpy(b->p + b->len, src, n);
 	b->len += n;

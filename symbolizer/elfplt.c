@@ -16,6 +16,7 @@
 #include "elfplt.h"
 #include "elfsyms.h"
 #include "err.h"
+#include "grow.h"
 #include "symtab.h"
 
 /* Longest stub name kept ("NAME@plt"), as perf's buffer. */
@@ -295,15 +296,9 @@ static int ifunc_table(Elf *elf, struct pairs *t)
 			if (!gelf_getsym(d, (int)i, &sym) || !sym.st_name ||
 			    GELF_ST_TYPE(sym.st_info) != STT_GNU_IFUNC)
 				continue;
-			if (t->nr == cap) {
-				struct pair *n;
-
-				cap = cap ? cap * 2 : 16;
-				n = realloc(t->v, cap * sizeof(*n));
-				if (!n)
-					return -ENOMEM;
-				t->v = n;
-			}
+			if (grow_array(&t->v, &cap, t->nr + 1, sizeof(*t->v),
+				       16, SIZE_MAX) < 0)
+				return -ENOMEM;
 			t->v[t->nr].key = sym.st_value;
 			t->v[t->nr++].val = (uint64_t)sh.sh_link << 32 |
 					    sym.st_name;

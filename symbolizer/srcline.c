@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "err.h"
+#include "grow.h"
 #include "srcline.h"
 #include "trust.h"
 
@@ -74,22 +75,17 @@ static int range_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-static int add_range(struct srcline *sl, uint32_t *cap, uint64_t lo,
+static int add_range(struct srcline *sl, size_t *cap, uint64_t lo,
 		     uint64_t hi, const Dwarf_Die *cu)
 {
-	struct cu_range *n;
+	int ret;
 
 	if (hi <= lo)
 		return 0;
-	if (sl->nr_ranges == *cap) {
-		if (*cap >= MAX_RANGES)
-			return -E2BIG;
-		*cap = *cap ? *cap * 2 : 256;
-		n = realloc(sl->ranges, *cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		sl->ranges = n;
-	}
+	ret = grow_array(&sl->ranges, cap, (size_t)sl->nr_ranges + 1,
+			 sizeof(*sl->ranges), 256, MAX_RANGES);
+	if (ret < 0)
+		return ret;
 	sl->ranges[sl->nr_ranges].lo = lo;
 	sl->ranges[sl->nr_ranges].hi = hi;
 	sl->ranges[sl->nr_ranges].cu = *cu;
@@ -102,7 +98,7 @@ static int index_units(struct srcline *sl)
 {
 	Dwarf_CU *cu = NULL;
 	Dwarf_Die cudie, subdie;
-	uint32_t cap = 0;
+	size_t cap = 0;
 	uint8_t unit_type;
 	Dwarf_Half version;
 	int ret = 0;

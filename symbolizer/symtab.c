@@ -13,6 +13,7 @@
 #include <libiberty/demangle.h>
 
 #include "err.h"
+#include "grow.h"
 #include "symtab.h"
 
 /* Size given to the last symbol when its size is unknown (as perf does). */
@@ -100,21 +101,12 @@ int symtab_builder_add(struct symtab_builder *b, uint64_t start,
 		       uint64_t size, uint32_t name, enum symtab_bind bind)
 {
 	struct symtab_raw *r;
+	int ret;
 
-	if (b->nr == b->cap) {
-		size_t cap = b->cap * 2;
-		struct symtab_raw *n;
-
-		if (b->cap >= SYMTAB_MAX_ENTRIES)
-			return -E2BIG;
-		if (cap > SYMTAB_MAX_ENTRIES)
-			cap = SYMTAB_MAX_ENTRIES;
-		n = realloc(b->raw, cap * sizeof(*n));
-		if (!n)
-			return -ENOMEM;
-		b->raw = n;
-		b->cap = cap;
-	}
+	ret = grow_array(&b->raw, &b->cap, b->nr + 1, sizeof(*b->raw), 64,
+			 SYMTAB_MAX_ENTRIES);
+	if (ret < 0)
+		return ret;
 	if (name >= b->len)
 		return 0; /* no name: nothing to show */
 	r = &b->raw[b->nr++];

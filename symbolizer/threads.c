@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "threads.h"
 
 #define COMM_BUCKETS 4096
@@ -307,24 +308,12 @@ int threads_set_comm(struct threads *t, uint32_t pid, uint32_t tid,
 
 static int maps_reserve(struct proc *p, uint32_t want)
 {
-	struct threads_map *n;
-	uint32_t cap;
+	size_t cap = p->cap;
+	int ret = grow_array(&p->maps, &cap, want, sizeof(*p->maps), 16,
+			     THREADS_MAX_MAPS);
 
-	if (want <= p->cap)
-		return 0;
-	if (want > THREADS_MAX_MAPS)
-		return -E2BIG;
-	cap = p->cap ? p->cap : 16;
-	while (cap < want)
-		cap *= 2;
-	if (cap > THREADS_MAX_MAPS)
-		cap = THREADS_MAX_MAPS;
-	n = realloc(p->maps, cap * sizeof(*n));
-	if (!n)
-		return -ENOMEM;
-	p->maps = n;
-	p->cap = cap;
-	return 0;
+	p->cap = (uint32_t)cap;
+	return ret;
 }
 
 int threads_fork(struct threads *t, uint32_t pid, uint32_t ppid,
