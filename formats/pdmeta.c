@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "pdrstate.h"
+#include "search.h"
 
 /* ---- strings and features --------------------------------------------- */
 
@@ -425,7 +426,7 @@ static bool record_id(const struct pdread *r,
 
 uint32_t pdread_event_of(struct pdread *r, const struct perf_event_header *h)
 {
-	uint32_t lo = 0, hi;
+	size_t lo;
 	uint64_t id;
 
 	if (r->ids_dirty && sort_ids(r) < 0)
@@ -436,15 +437,8 @@ uint32_t pdread_event_of(struct pdread *r, const struct perf_event_header *h)
 		return r->info.nr_events ? 0 : UINT32_MAX;
 	if (!record_id(r, h, &id))
 		return UINT32_MAX;
-	hi = r->nr_sorted;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (r->id_keys[mid] < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = search_u64(r->id_keys, r->nr_sorted, sizeof(*r->id_keys), 0, id,
+			SEARCH_FIRST_NOT_BELOW);
 	if (lo < r->nr_sorted && r->id_keys[lo] == id)
 		return r->id_events[lo];
 	return UINT32_MAX;
@@ -477,7 +471,7 @@ static void sort_ix(struct pdread *r)
 int pdread_where(struct pdread *r, const struct perf_event_header *h,
 		 int32_t *cpu, int32_t *tid)
 {
-	uint32_t lo = 0, hi;
+	size_t lo;
 	uint64_t id;
 
 	if (r->ids_dirty && sort_ids(r) < 0)
@@ -486,15 +480,9 @@ int pdread_where(struct pdread *r, const struct perf_event_header *h,
 		return -ENOENT;
 	if (r->ix_dirty)
 		sort_ix(r);
-	hi = r->nr_ix;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (r->ix[mid].id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = search_u64(r->ix, r->nr_ix, sizeof(*r->ix),
+			offsetof(struct ix_entry, id), id,
+			SEARCH_FIRST_NOT_BELOW);
 	if (lo == r->nr_ix || r->ix[lo].id != id)
 		return -ENOENT;
 	*cpu = r->ix[lo].cpu;

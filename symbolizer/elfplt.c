@@ -17,6 +17,7 @@
 #include "elfsyms.h"
 #include "err.h"
 #include "grow.h"
+#include "search.h"
 #include "symtab.h"
 
 /* Longest stub name kept ("NAME@plt"), as perf's buffer. */
@@ -254,16 +255,10 @@ static int pair_cmp(const void *a, const void *b)
 
 static bool pairs_find(const struct pairs *t, uint64_t key, uint64_t *val)
 {
-	size_t lo = 0, hi = t->nr;
+	size_t lo = search_u64(t->v, t->nr, sizeof(*t->v),
+			       offsetof(struct pair, key), key,
+			       SEARCH_FIRST_NOT_BELOW);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == t->nr || t->v[lo].key != key)
 		return false;
 	*val = t->v[lo].val;

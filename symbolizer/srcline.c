@@ -16,6 +16,7 @@
 
 #include "err.h"
 #include "grow.h"
+#include "search.h"
 #include "srcline.h"
 #include "trust.h"
 
@@ -189,17 +190,13 @@ void srcline_free(struct srcline *sl)
 static bool find_unit(const struct srcline *sl, uint64_t vaddr,
 		      Dwarf_Die *cu)
 {
-	uint32_t lo = 0, hi = sl->nr_ranges;
+	uint32_t lo, hi;
 
 	/* the last range starting at or before vaddr */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (sl->ranges[mid].lo <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (uint32_t)search_u64(sl->ranges, sl->nr_ranges,
+				  sizeof(*sl->ranges),
+				  offsetof(struct cu_range, lo), vaddr,
+				  SEARCH_FIRST_ABOVE);
 	/* ranges rarely nest; look back a little for an enclosing one */
 	for (hi = lo; hi > 0 && lo - hi < 8; hi--) {
 		const struct cu_range *r = &sl->ranges[hi - 1];

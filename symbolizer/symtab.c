@@ -14,6 +14,7 @@
 
 #include "err.h"
 #include "grow.h"
+#include "search.h"
 #include "symtab.h"
 
 /* Size given to the last symbol when its size is unknown (as perf does). */
@@ -470,26 +471,19 @@ uint32_t symtab_count(const struct symtab *t)
 
 bool symtab_find(const struct symtab *t, uint64_t addr, uint32_t *idx)
 {
-	uint32_t lo = 0, hi;
+	size_t lo;
 
 	if (!t || t->nr == 0)
 		return false;
-	hi = t->nr;
-	/* first entry with start > addr */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (t->ents[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = search_u64(t->ents, t->nr, sizeof(*t->ents),
+			offsetof(struct symtab_ent, start), addr,
+			SEARCH_FIRST_ABOVE);
 	if (lo == 0)
 		return false;
 	lo--;
 	if (addr - t->ents[lo].start >= t->ents[lo].size)
 		return false;
-	*idx = lo;
+	*idx = (uint32_t)lo;
 	return true;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "search.h"
 #include "threads.h"
 
 #define COMM_BUCKETS 4096
@@ -400,17 +401,9 @@ void threads_exit(struct threads *t, uint32_t pid, uint32_t tid)
 /* Index of the first map ending after addr (maps are sorted by both). */
 static uint32_t first_ending_after(const struct proc *p, uint64_t addr)
 {
-	uint32_t lo = 0, hi = p->nr;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)search_u64(p->maps, p->nr, sizeof(*p->maps),
+				    offsetof(struct threads_map, end), addr,
+				    SEARCH_FIRST_ABOVE);
 }
 
 int threads_add_map(struct threads *t, uint32_t pid, uint64_t start,
