@@ -180,6 +180,20 @@ struct dso *sym_dso_get(struct symbolizer *s, const char *name,
 
 /* ---- sideband --------------------------------------------------------- */
 
+/* What applying one record of process state returned: a malformed one is
+ * counted, running out of memory is said once (later samples of the
+ * state not kept resolve to [unknown]). */
+static void state_result(struct symbolizer *s, int ret)
+{
+	if (ret == -EINVAL) {
+		s->nr_malformed++;
+	} else if (ret == -ENOMEM && !s->oom_said) {
+		s->oom_said = true;
+		sym_warn(s, "cannot keep the process state: %s: later samples "
+			 "may show [unknown]", strerror(ENOMEM));
+	}
+}
+
 /* A decoded MMAP or MMAP2: the binary it maps and where, for its pid. */
 static void apply_mmap(struct symbolizer *s, const struct sideband *sb)
 {
@@ -189,16 +203,17 @@ static void apply_mmap(struct symbolizer *s, const struct sideband *sb)
 	    starts_with(sb->name, KERNEL_DSO))
 		return; /* kernel maps (kallsyms serves them), data maps */
 	d = sym_dso_get(s, sb->name, sb->build_id, sb->build_id_len);
-	if (!d)
+	if (!d) {
+		state_result(s, -ENOMEM);
 		return;
+	}
 	if (!d->map_pid && sb->len && sb->start + sb->len > sb->start) {
 		d->map_pid = sb->pid;
 		d->map_start = sb->start;
 		d->map_end = sb->start + sb->len;
 	}
-	if (threads_add_map(s->threads, sb->pid, sb->start, sb->len,
-			    sb->pgoff, d) == -EINVAL)
-		s->nr_malformed++;
+	state_result(s, threads_add_map(s->threads, sb->pid, sb->start,
+					sb->len, sb->pgoff, d));
 }
 
 void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
@@ -206,22 +221,24 @@ void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
 	struct sideband sb;
 	int ret = sideband_decode(h, &sb);
 
-	if (ret == -EINVAL)
-		s->nr_malformed++;
-	if (ret < 0)
+	if (ret < 0) {
+		state_result(s, ret);
 		return;
+	}
 	switch (sb.type) {
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 		apply_mmap(s, &sb);
 		break;
 	case PERF_RECORD_COMM:
-		threads_set_comm(s->threads, sb.pid, sb.tid, sb.name, sb.exec);
+		state_result(s, threads_set_comm(s->threads, sb.pid, sb.tid,
+						 sb.name, sb.exec));
 		if (sb.exec)
 			unwind_drop(s->unwind, sb.pid);
 		break;
 	case PERF_RECORD_FORK:
-		threads_fork(s->threads, sb.pid, sb.ppid, sb.tid, sb.ptid);
+		state_result(s, threads_fork(s->threads, sb.pid, sb.ppid,
+					     sb.tid, sb.ptid));
 		break;
 	case PERF_RECORD_EXIT:
 		threads_exit(s->threads, sb.pid, sb.tid);

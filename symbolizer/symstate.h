@@ -77,6 +77,7 @@ struct symbolizer {
 	uint32_t nr_mods;
 	uint64_t kernel_shift;           /* recorded _text - current _text */
 	uint64_t nr_malformed;           /* sideband records ignored */
+	bool oom_said;                   /* state_result warned of memory */
 	bool kernel_checked;             /* kernel_differs is known */
 	bool kernel_differs;             /* recorded kernel is another */
 	char kernel_id[2 * ELFSYMS_BUILD_ID_MAX + 1]; /* running kernel's */
