@@ -15,10 +15,17 @@
 #include "pipeline.h"
 #include "trust.h"
 
-static int write_bytes(void *opaque, const void *buf, size_t len,
-		       struct pipe_err *err)
+/* What the writer asks of the byte sinks. */
+enum byte_call {
+	BYTES_WRITE, /* the next bytes of the file */
+	BYTES_FLUSH, /* push buffered output out (started sinks only) */
+};
+
+/* Every byte sink still running gets the call, even after one of them
+ * failed on it, so that each failing sink's error is shown. */
+static int call_byte_sinks(struct pipeline *pl, enum byte_call call,
+			   const void *buf, size_t len, struct pipe_err *err)
 {
-	struct pipeline *pl = opaque;
 	struct pipe_err e;
 	uint32_t i;
 	int ret, first = 0;
@@ -28,33 +35,29 @@ static int write_bytes(void *opaque, const void *buf, size_t len,
 
 		if (!(s->p->flags & PIPE_PLUGIN_BYTES) || s->failed)
 			continue;
-		ret = inst_write(s, buf, len, &e);
+		if (call == BYTES_FLUSH && !s->started)
+			continue;
+		if (call == BYTES_WRITE)
+			ret = inst_write(s, buf, len, &e);
+		else
+			ret = inst_flush(s, &e);
 		if (ret < 0)
 			first = sink_failed(pl, first, ret, &e, err);
 	}
 	return first;
 }
 
+static int write_bytes(void *opaque, const void *buf, size_t len,
+		       struct pipe_err *err)
+{
+	return call_byte_sinks(opaque, BYTES_WRITE, buf, len, err);
+}
+
 /* The writer's flush: byte sinks push buffered output out, on the
  * thread that writes to them. */
 static int flush_bytes(void *opaque, struct pipe_err *err)
 {
-	struct pipeline *pl = opaque;
-	struct pipe_err e;
-	uint32_t i;
-	int ret, first = 0;
-
-	for (i = 0; i < pl->nr_sinks; i++) {
-		struct inst *s = pl->sinks[i];
-
-		if (!(s->p->flags & PIPE_PLUGIN_BYTES) || s->failed ||
-		    !s->started)
-			continue;
-		ret = inst_flush(s, &e);
-		if (ret < 0)
-			first = sink_failed(pl, first, ret, &e, err);
-	}
-	return first;
+	return call_byte_sinks(opaque, BYTES_FLUSH, NULL, 0, err);
 }
 
 bool has_byte_sink(const struct pipeline *pl)
