@@ -148,6 +148,7 @@ void status_clear(struct pipeline *pl);
 void print_summary(struct pipeline *pl);
 void say_cut(const struct pipeline *pl);
 void warn_dropped(const struct pipeline *pl);
+void warn_malformed(const struct pipeline *pl);
 
 /* bytesinks.c: the writer and the byte sinks */
 bool has_byte_sink(const struct pipeline *pl);

@@ -770,8 +770,10 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		say_cut(&pl);
 	if (ret == 0 && (pl.src->p->flags & PIPE_PLUGIN_LIVE) && !o->quiet)
 		print_summary(&pl);
-	if (ret == 0)
+	if (ret == 0) {
 		warn_dropped(&pl);
+		warn_malformed(&pl);
+	}
 out:
 	{
 		int code = exit_status(&pl, ret);

@@ -1,10 +1,15 @@
 /*
  * status.c - what a run tells the terminal: the status line while it runs,
- * the summary of a live run, an interrupted read, dropped blocks.
+ * the summary of a live run, an interrupted read, dropped blocks, process
+ * state that could not be read.
  */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "pipeline.h"
+#include "symbolizer.h"
 
 static uint64_t since_start(const struct pipeline *pl)
 {
@@ -121,4 +126,23 @@ void warn_dropped(const struct pipeline *pl)
 			(unsigned long long)pl->sinks_dropped_records,
 			(unsigned long long)pl->sinks_dropped_samples,
 			has_byte_sink(pl) ? " (the file has them)" : "");
+}
+
+/* Records of process state (COMM, MMAP, FORK, EXIT) the symbolizer
+ * ignored as malformed: a warning naming the input, even with -q. */
+void warn_malformed(const struct pipeline *pl)
+{
+	uint64_t n = pl->hr.sym ? symbolizer_nr_malformed(pl->hr.sym) : 0;
+	char from[PATH_MAX + 8], line[PATH_MAX + 160];
+
+	if (!n)
+		return;
+	if (pl->hr.input)
+		snprintf(from, sizeof(from), "in '%s'", pl->hr.input);
+	else
+		snprintf(from, sizeof(from), "from %s", pl->src->ctx.what);
+	snprintf(line, sizeof(line), "%" PRIu64 " malformed records of "
+		 "process state ignored %s: samples after them may show "
+		 "[unknown]", n, from);
+	print_line("warning: ", line);
 }

@@ -250,6 +250,11 @@ void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h)
 	}
 }
 
+uint64_t symbolizer_nr_malformed(const struct symbolizer *s)
+{
+	return s->nr_malformed;
+}
+
 const char *symbolizer_comm(struct symbolizer *s, uint32_t tid)
 {
 	const char *c = threads_comm(s->threads, tid);

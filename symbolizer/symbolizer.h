@@ -35,6 +35,8 @@ void symbolizer_free(struct symbolizer *s);
 /* Apply one sideband record (MMAP, MMAP2, COMM, FORK, EXIT); other types
  * are ignored.  Malformed records are ignored too (counted). */
 void symbolizer_apply(struct symbolizer *s, const struct perf_event_header *h);
+/* How many records symbolizer_apply ignored as malformed so far. */
+uint64_t symbolizer_nr_malformed(const struct symbolizer *s);
 /* Whether the names resolve_* hands out from now on are demangled. */
 void symbolizer_set_demangle(struct symbolizer *s, bool on);
 /* Resolve; strings in *out live as long as s. */

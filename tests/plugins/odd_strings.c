@@ -2,7 +2,9 @@
  * odd_strings.c - a record source whose every string is hostile: the
  * event name, each property's key and value, a COMM and an MMAP2 hold
  * bytes that are not UTF-8, quotes, backslashes and control characters.
- * Every JSON pipe prints about such a recording must stay valid.
+ * Every JSON pipe prints about such a recording must stay valid.  With
+ * malformed=on the batch also holds process state that cannot be read: a
+ * COMM whose name has no NUL and a FORK cut short.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,7 +17,7 @@
 #define ODD "q\"b\\s\001\037\377\303(\342\202\254\355\240\200\t_"
 #define ODD_ID 77    /* the sample id of the one event */
 #define ODD_PID 4242 /* the one process */
-#define ODD_NR 3     /* records: COMM, MMAP2, SAMPLE */
+#define ODD_NR 5     /* records: COMM, MMAP2, (bad COMM, bad FORK,) SAMPLE */
 
 struct odd {
 	const struct pipe_host *host;
@@ -23,6 +25,12 @@ struct odd {
 	uint64_t buf[64];                /* the records, 8-aligned */
 	struct pipe_record recs[ODD_NR]; /* views into buf */
 	int done;                        /* the batch was handed over */
+	int malformed;                   /* malformed=on */
+};
+
+static const struct pipe_param odd_params[] = {
+	PIPE_P_BOOL("malformed", "off", "add two malformed sideband records"),
+	PIPE_P_END,
 };
 
 static int odd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
@@ -34,6 +42,7 @@ static int odd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		return -ENOMEM;
 	s->host = host;
 	s->ctx = ctx;
+	s->malformed = (int)host->arg_int(ctx, "malformed");
 	*state = s;
 	return 0;
 }
@@ -99,7 +108,7 @@ static int odd_read(void *state, struct pipe_batch *out)
 {
 	struct odd *s = state;
 	uint64_t *p = s->buf, *rec;
-	size_t room = (sizeof(ODD) + 7) / 8;
+	size_t room = (sizeof(ODD) + 7) / 8, n;
 
 	if (s->done)
 		return PIPE_EOF;
@@ -130,17 +139,34 @@ static int odd_read(void *state, struct pipe_batch *out)
 	s->recs[1] = (struct pipe_record){
 		header(rec, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, p), 20,
 		PIPE_STREAM_SIDEBAND, 0 };
+	n = 2;
+	if (s->malformed) {
+		/* COMM: pid, tid and 8 bytes of name without a NUL */
+		rec = p++;
+		*p++ = (uint64_t)ODD_PID | (uint64_t)ODD_PID << 32;
+		memcpy(p++, "unended!", 8);
+		s->recs[n++] = (struct pipe_record){
+			header(rec, PERF_RECORD_COMM, 0, p), 24,
+			PIPE_STREAM_SIDEBAND, 0 };
+		/* FORK: pid, ppid, tid, ptid and no time */
+		rec = p++;
+		*p++ = (uint64_t)ODD_PID | (uint64_t)1 << 32;
+		*p++ = (uint64_t)ODD_PID | (uint64_t)1 << 32;
+		s->recs[n++] = (struct pipe_record){
+			header(rec, PERF_RECORD_FORK, 0, p), 26,
+			PIPE_STREAM_SIDEBAND, 0 };
+	}
 	/* SAMPLE: identifier, ip, pid/tid, time */
 	rec = p++;
 	*p++ = ODD_ID;
 	*p++ = 0x400100;
 	*p++ = (uint64_t)ODD_PID | (uint64_t)ODD_PID << 32;
 	*p++ = 30;
-	s->recs[2] = (struct pipe_record){
+	s->recs[n++] = (struct pipe_record){
 		header(rec, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, p), 30,
 		0, 0 };
 	out->recs = s->recs;
-	out->nr = ODD_NR;
+	out->nr = n;
 	out->flags = PIPE_BATCH_ROUND_END;
 	s->done = 1;
 	return 0;
@@ -157,6 +183,7 @@ PIPE_PLUGIN_SOURCE(
 	.name = "oddstrings",
 	.summary = "a recording whose every string is not UTF-8",
 	.version = "1",
+	.params = odd_params,
 	.open = odd_open,
 	.close = odd_close,
 	.start = odd_start,

@@ -285,6 +285,9 @@ static void test_malformed(void)
 			apply(s, buf);
 		}
 	}
+	/* counted: every size of the three with a name (none has a NUL),
+	 * and FORK and EXIT below their 32 bytes */
+	CHECK(symbolizer_nr_malformed(s) == 3 * 13 + 2 * 4);
 	CHECK_STR(symbolizer_comm(s, 80), "keep");
 	CHECK(symbolizer_resolve(s, 80, 0x1010, PERF_RECORD_MISC_USER, &sym) ==
 	      0);
