@@ -111,7 +111,7 @@ EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c lib/fdio.c \
 LIBS_sink_perfdata := -lzstd
 NEED_sink_perfdata := zstd.h
 # pprof: the schema in formats/profile.proto, compiled by protoc-c
-EXTRA_sink_pprof := formats/pprof.c formats/buildid.c lib/fdio.c \
+EXTRA_sink_pprof := formats/pprof.c formats/buildid.c lib/fdio.c lib/itab.c \
 	lib/frames.c lib/sideband.c lib/grow.c
 EXTRA_sink_report := lib/frames.c lib/jsonw.c
 GEN_sink_pprof := $(BUILD)/obj/gen/profile.pb-c.o

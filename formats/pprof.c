@@ -12,16 +12,9 @@
 
 #include "fdio.h"
 #include "grow.h"
+#include "itab.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
-
-/* An index table: slots hold item index + 1 (0: empty), items live in
- * the caller's arrays and the caller compares keys. */
-struct tab {
-	uint32_t *slots;
-	uint32_t cap;   /* power of two */
-	uint32_t nr;
-};
 
 struct mapping {
 	uint64_t start, limit, offset;
@@ -56,23 +49,23 @@ struct pprof {
 	/* strings */
 	char **strs;
 	uint32_t nr_strs, cap_strs;
-	struct tab str_tab;
+	struct itab str_tab;
 	/* items */
 	struct mapping *maps;
 	uint32_t nr_maps, cap_maps;
-	struct tab map_tab;
+	struct itab map_tab;
 	struct function *funcs;
 	uint32_t nr_funcs, cap_funcs;
-	struct tab func_tab;
+	struct itab func_tab;
 	struct location *locs;
 	uint32_t nr_locs, cap_locs;
-	struct tab loc_tab;
+	struct itab loc_tab;
 	struct pprof_line *line_pool; /* the levels of every location */
 	uint32_t nr_lines, cap_lines;
 	/* samples */
 	struct sample *samples;
 	uint32_t nr_samples, cap_samples;
-	struct tab sample_tab;
+	struct itab sample_tab;
 	uint64_t *loc_pool;
 	size_t nr_pool, cap_pool;
 	int64_t *val_pool;
@@ -82,20 +75,7 @@ struct pprof {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
-}
-
-static uint64_t str_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ULL;
-	return h;
-}
+#define TAB_FIRST 1024 /* slots of a table's first room */
 
 /* Grow *arr (of *cap items of `size` bytes) to hold n items: grow_array
  * for the tables, whose counts are 32-bit. */
@@ -108,77 +88,48 @@ static int grow(void *arr, uint32_t *cap, size_t n, size_t size, size_t max)
 	return ret;
 }
 
-typedef bool (*tab_eq)(const struct pprof *p, uint32_t item, const void *key);
-typedef uint64_t (*tab_rehash)(const struct pprof *p, uint32_t item);
-
-/* The slot of key (hash h): an item's slot, or the empty slot to fill. */
-static uint32_t *tab_slot(const struct pprof *p, struct tab *t, uint64_t h,
-			  tab_eq eq, const void *key)
+/* Make room in t for one more of the builder's items. */
+static int tab_reserve(const struct pprof *p, struct itab *t,
+		       itab_hash_fn hash)
 {
-	uint32_t i = (uint32_t)h & (t->cap - 1);
-
-	while (t->slots[i] && !eq(p, t->slots[i] - 1, key))
-		i = (i + 1) & (t->cap - 1);
-	return &t->slots[i];
-}
-
-/* Make room for one more item; rehashes every item when it grows. */
-static int tab_reserve(struct pprof *p, struct tab *t, uint32_t items,
-		       tab_rehash rehash)
-{
-	uint32_t cap = t->cap ? 2 * t->cap : 1024, i, j;
-	uint32_t *slots;
-
-	if (t->cap && 4 * ((uint64_t)t->nr + 1) <= 3 * (uint64_t)t->cap)
-		return 0;
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < items; i++) {
-		j = (uint32_t)rehash(p, i) & (cap - 1);
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->cap = cap;
-	return 0;
+	return itab_reserve(t, TAB_FIRST, UINT32_MAX / 2 + 1, hash, p);
 }
 
 /* ---- strings ------------------------------------------------------------ */
 
-static bool str_eq(const struct pprof *p, uint32_t item, const void *key)
+static bool str_eq(const void *items, uint32_t item, const void *key)
 {
+	const struct pprof *p = items;
+
 	return !strcmp(p->strs[item], key);
 }
 
-static uint64_t str_rehash(const struct pprof *p, uint32_t item)
+static uint64_t str_rehash(const void *items, uint32_t item)
 {
-	return str_hash(p->strs[item]);
+	const struct pprof *p = items;
+
+	return itab_hash_str(p->strs[item]);
 }
 
 int64_t pprof_string(struct pprof *p, const char *s)
 {
-	uint32_t *slot;
+	uint64_t h = itab_hash_str(s);
+	uint32_t i = itab_find(&p->str_tab, h, str_eq, p, s);
 	int ret;
 
-	ret = tab_reserve(p, &p->str_tab, p->nr_strs, str_rehash);
-	if (ret < 0)
-		return ret;
-	slot = tab_slot(p, &p->str_tab, str_hash(s), str_eq, s);
-	if (*slot)
-		return *slot - 1;
-	ret = grow(&p->strs, &p->cap_strs, p->nr_strs + 1, sizeof(char *),
-		   PPROF_STRINGS_MAX);
+	if (i != ITAB_NONE)
+		return i;
+	ret = tab_reserve(p, &p->str_tab, str_rehash);
+	if (ret == 0)
+		ret = grow(&p->strs, &p->cap_strs, p->nr_strs + 1,
+			   sizeof(char *), PPROF_STRINGS_MAX);
 	if (ret < 0)
 		return ret;
 	p->strs[p->nr_strs] = strdup(s);
 	if (!p->strs[p->nr_strs])
 		return -ENOMEM;
-	*slot = ++p->nr_strs;
-	p->str_tab.nr++;
-	return p->nr_strs - 1;
+	itab_put(&p->str_tab, h, p->nr_strs);
+	return p->nr_strs++;
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -219,16 +170,16 @@ void pprof_free(struct pprof *p)
 	for (i = 0; i < p->nr_strs; i++)
 		free(p->strs[i]);
 	free(p->strs);
-	free(p->str_tab.slots);
+	itab_free(&p->str_tab);
 	free(p->maps);
-	free(p->map_tab.slots);
+	itab_free(&p->map_tab);
 	free(p->funcs);
-	free(p->func_tab.slots);
+	itab_free(&p->func_tab);
 	free(p->locs);
 	free(p->line_pool);
-	free(p->loc_tab.slots);
+	itab_free(&p->loc_tab);
 	free(p->samples);
-	free(p->sample_tab.slots);
+	itab_free(&p->sample_tab);
 	free(p->loc_pool);
 	free(p->val_pool);
 	free(p->type_names);
@@ -265,14 +216,23 @@ void pprof_set_default(struct pprof *p, uint32_t type_index)
 
 /* ---- mappings, functions, locations ------------------------------------ */
 
-static bool map_eq(const struct pprof *p, uint32_t item, const void *key)
+static uint64_t map_hash(int64_t filename)
 {
+	return itab_mix(0, (uint64_t)filename);
+}
+
+static bool map_eq(const void *items, uint32_t item, const void *key)
+{
+	const struct pprof *p = items;
+
 	return p->maps[item].filename == *(const int64_t *)key;
 }
 
-static uint64_t map_rehash(const struct pprof *p, uint32_t item)
+static uint64_t map_rehash(const void *items, uint32_t item)
 {
-	return mix(0, (uint64_t)p->maps[item].filename);
+	const struct pprof *p = items;
+
+	return map_hash(p->maps[item].filename);
 }
 
 uint64_t pprof_mapping(struct pprof *p, const char *filename,
@@ -280,22 +240,21 @@ uint64_t pprof_mapping(struct pprof *p, const char *filename,
 		       const char *build_id)
 {
 	int64_t name = pprof_string(p, filename), bid = 0;
-	uint32_t *slot;
 	struct mapping *m;
+	uint32_t i;
 
-	if (name < 0 || tab_reserve(p, &p->map_tab, p->nr_maps,
-				    map_rehash) < 0)
+	if (name < 0)
 		return 0;
-	slot = tab_slot(p, &p->map_tab, mix(0, (uint64_t)name), map_eq,
-			&name);
-	if (*slot)
-		return *slot;
+	i = itab_find(&p->map_tab, map_hash(name), map_eq, p, &name);
+	if (i != ITAB_NONE)
+		return i + 1;
 	if (build_id && build_id[0]) {
 		bid = pprof_string(p, build_id);
 		if (bid < 0)
 			return 0;
 	}
-	if (grow(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps),
+	if (tab_reserve(p, &p->map_tab, map_rehash) < 0 ||
+	    grow(&p->maps, &p->cap_maps, p->nr_maps + 1, sizeof(*p->maps),
 		 PPROF_ITEMS_MAX) < 0)
 		return 0;
 	m = &p->maps[p->nr_maps];
@@ -304,52 +263,53 @@ uint64_t pprof_mapping(struct pprof *p, const char *filename,
 	m->offset = offset;
 	m->filename = name;
 	m->build_id = bid;
-	*slot = ++p->nr_maps;
-	p->map_tab.nr++;
-	return p->nr_maps;
+	itab_put(&p->map_tab, map_hash(name), p->nr_maps);
+	return ++p->nr_maps;
 }
 
-static bool func_eq(const struct pprof *p, uint32_t item, const void *key)
+static uint64_t func_hash(const struct function *f)
 {
+	uint64_t h = itab_mix(0, (uint64_t)f->name);
+
+	h = itab_mix(h, (uint64_t)f->filename);
+	return itab_mix(h, (uint64_t)f->start_line);
+}
+
+static bool func_eq(const void *items, uint32_t item, const void *key)
+{
+	const struct function *a = &((const struct pprof *)items)->funcs[item];
 	const struct function *f = key;
 
-	return p->funcs[item].name == f->name &&
-	       p->funcs[item].filename == f->filename &&
-	       p->funcs[item].start_line == f->start_line;
+	return a->name == f->name && a->filename == f->filename &&
+	       a->start_line == f->start_line;
 }
 
-static uint64_t func_rehash(const struct pprof *p, uint32_t item)
+static uint64_t func_rehash(const void *items, uint32_t item)
 {
-	return mix(mix(mix(0, (uint64_t)p->funcs[item].name),
-		       (uint64_t)p->funcs[item].filename),
-		   (uint64_t)p->funcs[item].start_line);
+	return func_hash(&((const struct pprof *)items)->funcs[item]);
 }
 
 uint64_t pprof_function(struct pprof *p, const char *name,
 			const char *filename, int64_t start_line)
 {
 	struct function f;
-	uint32_t *slot;
+	uint32_t i;
 
 	f.name = pprof_string(p, name);
 	f.filename = filename ? pprof_string(p, filename) : 0;
 	f.start_line = start_line;
-	if (f.name < 0 || f.filename < 0 ||
-	    tab_reserve(p, &p->func_tab, p->nr_funcs, func_rehash) < 0)
+	if (f.name < 0 || f.filename < 0)
 		return 0;
-	slot = tab_slot(p, &p->func_tab,
-			mix(mix(mix(0, (uint64_t)f.name), (uint64_t)f.filename),
-			    (uint64_t)f.start_line),
-			func_eq, &f);
-	if (*slot)
-		return *slot;
-	if (grow(&p->funcs, &p->cap_funcs, p->nr_funcs + 1, sizeof(f),
+	i = itab_find(&p->func_tab, func_hash(&f), func_eq, p, &f);
+	if (i != ITAB_NONE)
+		return i + 1;
+	if (tab_reserve(p, &p->func_tab, func_rehash) < 0 ||
+	    grow(&p->funcs, &p->cap_funcs, p->nr_funcs + 1, sizeof(f),
 		 PPROF_ITEMS_MAX) < 0)
 		return 0;
 	p->funcs[p->nr_funcs] = f;
-	*slot = ++p->nr_funcs;
-	p->func_tab.nr++;
-	return p->nr_funcs;
+	itab_put(&p->func_tab, func_hash(&f), p->nr_funcs);
+	return ++p->nr_funcs;
 }
 
 /* A location being looked up: its levels are the caller's. */
@@ -359,71 +319,74 @@ struct loc_key {
 	uint32_t nr_lines;
 };
 
-static uint64_t loc_hash(uint64_t mapping, uint64_t address,
-			 const struct pprof_line *lines, uint32_t nr)
+static uint64_t loc_hash(const struct loc_key *k)
 {
-	uint64_t h = mix(mix(0, address), mapping);
+	uint64_t h = itab_mix(itab_mix(0, k->address), k->mapping);
 	uint32_t i;
 
-	for (i = 0; i < nr; i++)
-		h = mix(mix(h, lines[i].function), (uint64_t)lines[i].line);
+	for (i = 0; i < k->nr_lines; i++)
+		h = itab_mix(itab_mix(h, k->lines[i].function),
+			     (uint64_t)k->lines[i].line);
 	return h;
 }
 
-static bool loc_eq(const struct pprof *p, uint32_t item, const void *key)
+/* The key of the builder's location `item`. */
+static struct loc_key loc_key_of(const struct pprof *p, uint32_t item)
 {
 	const struct location *l = &p->locs[item];
-	const struct loc_key *k = key;
 
-	return l->mapping == k->mapping && l->address == k->address &&
-	       l->nr_lines == k->nr_lines &&
-	       !memcmp(p->line_pool + l->lines, k->lines,
-		       k->nr_lines * sizeof(*k->lines));
+	return (struct loc_key){ l->mapping, l->address,
+				 p->line_pool + l->lines, l->nr_lines };
 }
 
-static uint64_t loc_rehash(const struct pprof *p, uint32_t item)
+static bool loc_eq(const void *items, uint32_t item, const void *key)
 {
-	const struct location *l = &p->locs[item];
+	struct loc_key a = loc_key_of(items, item);
+	const struct loc_key *k = key;
 
-	return loc_hash(l->mapping, l->address, p->line_pool + l->lines,
-			l->nr_lines);
+	return a.mapping == k->mapping && a.address == k->address &&
+	       a.nr_lines == k->nr_lines &&
+	       !memcmp(a.lines, k->lines, k->nr_lines * sizeof(*k->lines));
+}
+
+static uint64_t loc_rehash(const void *items, uint32_t item)
+{
+	struct loc_key k = loc_key_of(items, item);
+
+	return loc_hash(&k);
 }
 
 uint64_t pprof_location(struct pprof *p, uint64_t mapping, uint64_t address,
 			const struct pprof_line *lines, uint32_t nr_lines)
 {
-	struct loc_key k;
+	struct loc_key k = { mapping, address, lines, nr_lines };
 	struct location *l;
-	uint32_t *slot;
+	uint64_t h;
+	uint32_t i;
 
-	if (nr_lines > PPROF_LINES_MAX)
-		nr_lines = PPROF_LINES_MAX;
-	k.mapping = mapping;
-	k.address = address;
-	k.lines = lines;
-	k.nr_lines = nr_lines;
-	if (tab_reserve(p, &p->loc_tab, p->nr_locs, loc_rehash) < 0)
-		return 0;
-	slot = tab_slot(p, &p->loc_tab,
-			loc_hash(mapping, address, lines, nr_lines), loc_eq,
-			&k);
-	if (*slot)
-		return *slot;
-	if (grow(&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(*l),
+	if (k.nr_lines > PPROF_LINES_MAX)
+		k.nr_lines = PPROF_LINES_MAX;
+	h = loc_hash(&k);
+	i = itab_find(&p->loc_tab, h, loc_eq, p, &k);
+	if (i != ITAB_NONE)
+		return i + 1;
+	if (tab_reserve(p, &p->loc_tab, loc_rehash) < 0 ||
+	    grow(&p->locs, &p->cap_locs, p->nr_locs + 1, sizeof(*l),
 		 PPROF_ITEMS_MAX) < 0 ||
-	    grow(&p->line_pool, &p->cap_lines, (size_t)p->nr_lines + nr_lines,
-		 sizeof(*lines), PPROF_ITEMS_MAX) < 0)
+	    grow(&p->line_pool, &p->cap_lines,
+		 (size_t)p->nr_lines + k.nr_lines, sizeof(*lines),
+		 PPROF_ITEMS_MAX) < 0)
 		return 0;
 	l = &p->locs[p->nr_locs];
 	l->mapping = mapping;
 	l->address = address;
 	l->lines = p->nr_lines;
-	l->nr_lines = nr_lines;
-	memcpy(p->line_pool + p->nr_lines, lines, nr_lines * sizeof(*lines));
-	p->nr_lines += nr_lines;
-	*slot = ++p->nr_locs;
-	p->loc_tab.nr++;
-	return p->nr_locs;
+	l->nr_lines = k.nr_lines;
+	memcpy(p->line_pool + p->nr_lines, lines,
+	       k.nr_lines * sizeof(*lines));
+	p->nr_lines += k.nr_lines;
+	itab_put(&p->loc_tab, h, p->nr_locs);
+	return ++p->nr_locs;
 }
 
 /* ---- samples ------------------------------------------------------------ */
@@ -435,8 +398,9 @@ struct sample_key {
 	int64_t pid, tid, comm;
 };
 
-static bool sample_eq(const struct pprof *p, uint32_t item, const void *key)
+static bool sample_eq(const void *items, uint32_t item, const void *key)
 {
+	const struct pprof *p = items;
 	const struct sample *s = &p->samples[item];
 	const struct sample_key *k = key;
 
@@ -446,9 +410,48 @@ static bool sample_eq(const struct pprof *p, uint32_t item, const void *key)
 		       k->nr_locs * sizeof(uint64_t));
 }
 
-static uint64_t sample_rehash(const struct pprof *p, uint32_t item)
+static uint64_t sample_rehash(const void *items, uint32_t item)
 {
-	return p->samples[item].hash;
+	return ((const struct pprof *)items)->samples[item].hash;
+}
+
+/* A new sample of key k, its values 0, as *item. */
+static int sample_add(struct pprof *p, const struct sample_key *k,
+		      uint32_t *item)
+{
+	struct sample *s;
+	int ret;
+
+	ret = tab_reserve(p, &p->sample_tab, sample_rehash);
+	if (ret == 0)
+		ret = grow(&p->samples, &p->cap_samples, p->nr_samples + 1,
+			   sizeof(*s), PPROF_SAMPLES_MAX);
+	if (ret == 0)
+		ret = grow_array(&p->loc_pool, &p->cap_pool,
+				 p->nr_pool + k->nr_locs, sizeof(uint64_t),
+				 1024, SIZE_MAX);
+	if (ret == 0)
+		ret = grow_array(&p->val_pool, &p->cap_vals,
+				 p->nr_vals + p->nr_types, sizeof(int64_t),
+				 1024, SIZE_MAX);
+	if (ret < 0)
+		return ret;
+	s = &p->samples[p->nr_samples];
+	s->hash = k->hash;
+	s->locs = (uint32_t)p->nr_pool;
+	s->nr_locs = k->nr_locs;
+	s->pid = k->pid;
+	s->tid = k->tid;
+	s->comm = k->comm;
+	s->vals = p->nr_vals;
+	memcpy(p->loc_pool + p->nr_pool, k->locs,
+	       k->nr_locs * sizeof(uint64_t));
+	p->nr_pool += k->nr_locs;
+	memset(p->val_pool + p->nr_vals, 0, p->nr_types * sizeof(int64_t));
+	p->nr_vals += p->nr_types;
+	itab_put(&p->sample_tab, k->hash, p->nr_samples);
+	*item = p->nr_samples++;
+	return 0;
 }
 
 int pprof_sample(struct pprof *p, const uint64_t *locs, uint32_t nr_locs,
@@ -456,7 +459,7 @@ int pprof_sample(struct pprof *p, const uint64_t *locs, uint32_t nr_locs,
 {
 	struct sample_key k;
 	struct sample *s;
-	uint32_t *slot, i;
+	uint32_t i, item;
 	int ret;
 
 	if (nr_locs > PPROF_DEPTH_MAX)
@@ -468,45 +471,17 @@ int pprof_sample(struct pprof *p, const uint64_t *locs, uint32_t nr_locs,
 	k.comm = labels->comm ? pprof_string(p, labels->comm) : 0;
 	if (k.comm < 0)
 		return (int)k.comm;
-	k.hash = mix(mix(mix(0, (uint64_t)k.pid), (uint64_t)k.tid),
-		     (uint64_t)k.comm);
+	k.hash = itab_mix(itab_mix(0, (uint64_t)k.pid), (uint64_t)k.tid);
+	k.hash = itab_mix(k.hash, (uint64_t)k.comm);
 	for (i = 0; i < nr_locs; i++)
-		k.hash = mix(k.hash, locs[i]);
-	ret = tab_reserve(p, &p->sample_tab, p->nr_samples, sample_rehash);
-	if (ret < 0)
-		return ret;
-	slot = tab_slot(p, &p->sample_tab, k.hash, sample_eq, &k);
-	if (!*slot) {
-		ret = grow(&p->samples, &p->cap_samples, p->nr_samples + 1,
-			   sizeof(*s), PPROF_SAMPLES_MAX);
-		if (ret == 0)
-			ret = grow_array(&p->loc_pool, &p->cap_pool,
-					 p->nr_pool + nr_locs,
-					 sizeof(uint64_t), 1024, SIZE_MAX);
-		if (ret == 0)
-			ret = grow_array(&p->val_pool, &p->cap_vals,
-					 p->nr_vals + p->nr_types,
-					 sizeof(int64_t), 1024, SIZE_MAX);
+		k.hash = itab_mix(k.hash, locs[i]);
+	item = itab_find(&p->sample_tab, k.hash, sample_eq, p, &k);
+	if (item == ITAB_NONE) {
+		ret = sample_add(p, &k, &item);
 		if (ret < 0)
 			return ret;
-		s = &p->samples[p->nr_samples];
-		s->hash = k.hash;
-		s->locs = (uint32_t)p->nr_pool;
-		s->nr_locs = nr_locs;
-		s->pid = k.pid;
-		s->tid = k.tid;
-		s->comm = k.comm;
-		s->vals = p->nr_vals;
-		memcpy(p->loc_pool + p->nr_pool, locs,
-		       nr_locs * sizeof(uint64_t));
-		p->nr_pool += nr_locs;
-		memset(p->val_pool + p->nr_vals, 0,
-		       p->nr_types * sizeof(int64_t));
-		p->nr_vals += p->nr_types;
-		*slot = ++p->nr_samples;
-		p->sample_tab.nr++;
 	}
-	s = &p->samples[*slot - 1];
+	s = &p->samples[item];
 	for (i = 0; i < p->nr_types; i++)
 		p->val_pool[s->vals + i] += values[i];
 	return 0;
