@@ -145,6 +145,7 @@ int cwriter_new(struct cwriter **out, const struct cw_opts *opts,
 		ret = transform_new(&w->tf, meta, err);
 		if (ret < 0)
 			goto fail;
+		w->cols = !w->stacks;
 	}
 	ret = cw_file_header(w, err);
 	if (ret < 0)

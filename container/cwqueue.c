@@ -39,7 +39,24 @@ static int cw_encode(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	int ret;
 
 	b->transform = TRANSFORM_NONE;
-	if (w->tf) {
+	if (j->enc) {
+		const void *t;
+		size_t tlen;
+
+		ret = tenc_finish(j->enc, &t, &tlen);
+		if (ret == 0) {
+			coded = t;
+			coded_len = tlen;
+			b->transform = TRANSFORM_COLUMNS;
+		} else if (ret == -EINVAL) {
+			/* no sample: every record is in OTHER, in order */
+			tenc_other(j->enc, &coded, &coded_len);
+		} else {
+			return pipe_err_set(err, ret,
+					    "cannot transform block: %s",
+					    strerror(-ret));
+		}
+	} else if (w->tf) {
 		const void *t;
 		size_t tlen;
 
@@ -175,8 +192,16 @@ static void cw_job_put_locked(struct cwriter *w, struct cw_job *j)
 		w->nr_spare++;
 		return;
 	}
+	cw_job_free(j);
+}
+
+void cw_job_free(struct cw_job *j)
+{
+	if (!j)
+		return;
 	free(j->buf);
 	free(j->blk);
+	tenc_free(j->enc);
 	free(j);
 }
 
@@ -305,15 +330,22 @@ static int cw_enc_failed_locked(struct cwriter *w, struct pipe_err *err)
 static uint64_t cw_lost_in(const struct cw_job *j, uint64_t *kernel)
 {
 	uint64_t n = j->b.records, v;
-	size_t off = 0;
+	const uint8_t *p = j->buf;
+	size_t off = 0, len = j->len;
+	const void *other;
 
-	while (off + sizeof(struct perf_event_header) <= j->len) {
-		const struct perf_event_header *h = (const void *)(j->buf + off);
+	/* as columns, a LOST record is among those copied whole */
+	if (j->enc) {
+		tenc_other(j->enc, &other, &len);
+		p = other;
+	}
+	while (off + sizeof(struct perf_event_header) <= len) {
+		const struct perf_event_header *h = (const void *)(p + off);
 
-		if (h->size < sizeof(*h) || h->size > j->len - off)
+		if (h->size < sizeof(*h) || h->size > len - off)
 			break;
 		if (h->type == PERF_RECORD_LOST && h->size >= 24) {
-			memcpy(&v, j->buf + off + 16, 8);
+			memcpy(&v, p + off + 16, 8);
 			n += v - 1;
 			*kernel += v;
 		}
@@ -410,11 +442,7 @@ int cw_queue_end(struct cwriter *w, struct pipe_err *err)
 	uint8_t *p;
 
 	if (!j || fmt_grow((void **)&j->buf, &j->cap, FMT_END_SIZE_NOW, 4096)) {
-		if (j) {
-			free(j->buf);
-			free(j->blk);
-		}
-		free(j);
+		cw_job_free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot end the file: %s",
 				    strerror(ENOMEM));
 	}

@@ -218,23 +218,35 @@ static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
 			   struct pipe_err *err)
 {
 	struct cw_job *j;
+	struct tenc *enc;
 	uint8_t *buf;
 	size_t cap;
 
 	if (!s->len)
 		return 0;
 	j = cw_job_get(w);
+	if (j && s->enc && !j->enc && tenc_new(&j->enc, w->meta, w->opts.block_size) < 0) {
+		cw_job_free(j);
+		j = NULL;
+	}
 	if (!j)
 		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
 				    strerror(ENOMEM));
-	/* the records move to the job; the stream takes its old buffer */
-	buf = j->buf;
-	cap = j->cap;
-	j->buf = s->buf;
-	j->cap = s->cap;
+	/* the records move to the job; the stream takes its old buffers */
+	if (s->enc) {
+		enc = j->enc;
+		j->enc = s->enc;
+		s->enc = enc;
+		tenc_reset(enc);
+	} else {
+		buf = j->buf;
+		cap = j->cap;
+		j->buf = s->buf;
+		j->cap = s->cap;
+		s->buf = buf;
+		s->cap = cap;
+	}
 	j->len = s->len;
-	s->buf = buf;
-	s->cap = cap;
 	j->kind = CW_JOB_DATA;
 	j->b.type = FMT_DATA;
 	j->b.stream = s->id;
@@ -286,6 +298,11 @@ static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
 		return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
 				    strerror(ENOMEM));
 	s->id = id;
+	if (w->cols && tenc_new(&s->enc, w->meta, w->opts.block_size) < 0) {
+		free(s);
+		return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
+				    strerror(ENOMEM));
+	}
 	if (id == PIPE_STREAM_SIDEBAND)
 		w->side = s;
 	else
@@ -399,6 +416,16 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 		ret = cw_flush_stream(w, s, err);
 		if (ret < 0)
 			return ret;
+	}
+	if (s->enc) {
+		/* split into columns straight from where the record is */
+		ret = tenc_add(s->enc, h, h->size);
+		if (ret < 0)
+			return pipe_err_set(err, ret,
+					    "cannot buffer records: %s",
+					    strerror(-ret));
+		cw_count(w, s, h, r->time, h->size);
+		return 0;
 	}
 	ret = cw_room(w, s, h->size, err);
 	if (ret < 0)
@@ -599,9 +626,10 @@ int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		const struct pipe_record *r = &b->recs[i];
 		const struct perf_event_header *h = r->hdr;
 
-		/* stack dumps are cut record by record; cw_add_one holds
-		 * the sideband and refuses bad sizes */
-		if (w->stacks || r->stream == PIPE_STREAM_SIDEBAND ||
+		/* columns and stack dumps go record by record; cw_add_one
+		 * holds the sideband and refuses bad sizes */
+		if (w->cols || w->stacks ||
+		    r->stream == PIPE_STREAM_SIDEBAND ||
 		    h->size < sizeof(*h) || h->size % 8) {
 			cw_pend_copy(&pend);
 			ret = cw_add_one(w, r, err);
@@ -823,11 +851,7 @@ int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,
 				    "cannot add lost counts: the file is finished");
 	j = cw_job_get(w);
 	if (!j || fmt_grow((void **)&j->buf, &j->cap, 16, 4096)) {
-		if (j) {
-			free(j->buf);
-			free(j->blk);
-		}
-		free(j);
+		cw_job_free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot add lost counts: %s",
 				    strerror(ENOMEM));
 	}
@@ -882,28 +906,28 @@ void cwriter_free(struct cwriter *w)
 		struct cw_job *j = w->head;
 
 		w->head = j->next;
-		free(j->buf);
-		free(j->blk);
-		free(j);
+		cw_job_free(j);
 	}
 	while (w->spare) {
 		struct cw_job *j = w->spare;
 
 		w->spare = j->next;
-		free(j->buf);
-		free(j->blk);
-		free(j);
+		cw_job_free(j);
 	}
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);
 	for (i = 0; i < w->nr_by_id; i++) {
-		if (w->by_id[i])
+		if (w->by_id[i]) {
 			free(w->by_id[i]->buf);
+			tenc_free(w->by_id[i]->enc);
+		}
 		free(w->by_id[i]);
 	}
-	if (w->side)
+	if (w->side) {
 		free(w->side->buf);
+		tenc_free(w->side->enc);
+	}
 	free(w->side);
 	free(w->by_id);
 	free(w->out);

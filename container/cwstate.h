@@ -66,6 +66,8 @@ struct cw_stream {
 	uint32_t samples;       /* of which samples */
 	uint64_t t_min, t_max;  /* times of the pending records, ns */
 	uint64_t pending_since; /* monotonic ns of the first tick seeing data */
+	struct tenc *enc;       /* owned: the pending records as columns
+				   (w->cols; buf is unused then) */
 };
 
 /* A sideband record held until the caller's horizon passes its time. */
@@ -88,6 +90,9 @@ struct cw_job {
 	int kind;               /* enum cw_job_kind */
 	struct fmt_block b;     /* header fields known when it was queued */
 	uint8_t *buf;           /* owned: raw records or ready payload */
+	struct tenc *enc;       /* owned: a DATA job's records as columns
+				   (w->cols; buf is unused then), or kept
+				   for the next one */
 	size_t len;             /* bytes used */
 	size_t cap;             /* bytes allocated */
 	uint8_t *blk;           /* owned: the encoded DATA block, its payload
@@ -132,6 +137,9 @@ struct cwriter {
 	const struct meta *meta;      /* borrowed, outlives the writer */
 	bool stacks;                  /* some event records user stacks */
 	struct transform *tf;         /* owned, NULL: transform off */
+	bool cols;                    /* records go straight into their
+					 stream's columns (transform on, no
+					 stack dumps to cut) */
 	uint64_t salt;                /* low 8 bytes of the file id */
 	uint64_t off;                 /* bytes written so far */
 	uint64_t seq;                 /* next block sequence number */
@@ -236,6 +244,8 @@ int cw_dict_after_block(struct cwriter *w, struct pipe_err *err);
 /* cwqueue.c */
 /* A job to fill: a spare one with its buffer, or a new one. */
 struct cw_job *cw_job_get(struct cwriter *w);
+/* Free a job and its buffers (NULL: a no-op). */
+void cw_job_free(struct cw_job *j);
 /* The time of clock clk, ns. */
 uint64_t cw_clock(clockid_t clk);
 /* Run the job taken off the queue, mu held on entry and return; one job

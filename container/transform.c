@@ -65,18 +65,43 @@ struct tprev {
 	uint64_t period;     /* events or ns per sample */
 };
 
+/* An event's sample layout, looked up once per run of its samples. */
+struct tlayout {
+	uint32_t ev;   /* the event, PIPE_EVENT_NONE: not split */
+	uint64_t st;   /* its sample_type */
+	size_t fixed;  /* bytes of its fixed fields */
+};
+
+/* A block being encoded record by record (transform.h). */
+struct tenc {
+	const struct meta *meta;     /* borrowed */
+	struct tbuf cols[COL_COUNT]; /* the columns but CHAIN */
+	uint8_t *big;                /* owned: the head and the columns before
+					CHAIN (its front), CHAIN, then OTHER:
+					the encoded block, CHAIN never moved */
+	size_t big_cap;              /* bytes allocated */
+	size_t front;                /* CHAIN starts here in big */
+	size_t hint;                 /* bytes of records a block probably
+					holds: CHAIN and OTHER get room for
+					them at once, never regrown */
+	size_t chain_len;            /* bytes of CHAIN */
+	size_t room;                 /* bytes free in every column, at least */
+	struct tprev prev;           /* previous split sample, for deltas */
+	struct tlayout lay;          /* layout of the last sample's event */
+	uint64_t last_id;            /* the last sample's first word */
+	bool last_set;               /* last_id is set */
+	uint64_t nr_records;         /* records added */
+	uint64_t nr_samples;         /* of which split into columns */
+	size_t raw_len;              /* bytes added */
+};
+
 struct transform {
 	const struct meta *meta;     /* borrowed */
-	struct tbuf cols[COL_COUNT]; /* encoder's columns but CHAIN */
-	struct tbuf out;             /* encoder's result */
-	uint8_t *chain;              /* the CHAIN column, inside out.p at
-					its final place: never copied */
-	size_t chain_len;            /* its bytes */
+	struct tenc *enc;            /* owned, made at the first encode */
 };
 
 /* One sample's fields, in record order; absent fields are 0. */
 struct tsample {
-	uint64_t sample_type;  /* of its event: which fields exist */
 	uint16_t misc;         /* header misc */
 	uint64_t identifier;   /* PERF_SAMPLE_IDENTIFIER */
 	uint64_t ip;           /* PERF_SAMPLE_IP */
@@ -108,17 +133,20 @@ int transform_new(struct transform **out, const struct meta *meta,
 
 void transform_free(struct transform *t)
 {
-	int i;
-
 	if (!t)
 		return;
-	for (i = 0; i < COL_COUNT; i++)
-		free(t->cols[i].p);
-	free(t->out.p);
+	tenc_free(t->enc);
 	free(t);
 }
 
 /* ---- encoding ---------------------------------------------------------- */
+
+/* Most bytes one record adds to any column but CHAIN and OTHER: three
+ * 10-byte varints (IDENTIFIER, ID and STREAM_ID into COL_ID). */
+#define TENC_SMALL_MAX 32
+/* Room before CHAIN for the head and the small columns at first; it
+ * grows to what a block needed. */
+#define TENC_FRONT 16384
 
 static int tbuf_reserve(struct tbuf *b, size_t n)
 {
@@ -137,31 +165,6 @@ static int tbuf_reserve(struct tbuf *b, size_t n)
 	b->p = p;
 	b->cap = cap;
 	return 0;
-}
-
-static int tbuf_put(struct tbuf *b, const void *src, size_t n)
-{
-	int ret = tbuf_reserve(b, n);
-
-	if (ret < 0)
-		return ret;
-	if (n)
-		memcpy(b->p + b->len, src, n);
-	b->len += n;
-	return 0;
-}
-
-static int tbuf_varint(struct tbuf *b, uint64_t v)
-{
-	uint8_t tmp[10];
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		tmp[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	tmp[n++] = (uint8_t)v;
-	return tbuf_put(b, tmp, n);
 }
 
 static uint64_t zigzag(uint64_t d)
@@ -244,13 +247,6 @@ static uint32_t sample_event(const struct meta *m, const uint8_t *rec,
 	return meta_event_of_id(m, get_u64(rec + 8));
 }
 
-/* An event's sample layout, looked up once per run of its samples. */
-struct tlayout {
-	uint32_t ev;   /* the event, PIPE_EVENT_NONE: not split */
-	uint64_t st;   /* its sample_type */
-	size_t fixed;  /* bytes of its fixed fields */
-};
-
 /* The layout of event ev's samples; ev PIPE_EVENT_NONE in it when they
  * are not split (copied whole). */
 static void layout_of(const struct meta *m, uint32_t ev, struct tlayout *l)
@@ -272,78 +268,9 @@ static void layout_of(const struct meta *m, uint32_t ev, struct tlayout *l)
 }
 
 /*
- * Parse a sample record of `size` bytes with layout l.  Returns false
- * when the record does not have exactly that layout (it is then copied
- * whole).  Only the fields of l->st are set: encode_sample reads no other.
- */
-static bool sample_parse(const struct tlayout *l, const uint8_t *rec,
-			 size_t size, struct tsample *s)
-{
-	const uint8_t *p = rec + 8;
-	uint64_t st = l->st;
-	size_t fixed = l->fixed;
-
-	if (size < 8 + fixed)
-		return false;
-	s->sample_type = st;
-	s->misc = get_u32(rec + 4) & 0xffff;
-	if (st & PERF_SAMPLE_IDENTIFIER) {
-		s->identifier = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_IP) {
-		s->ip = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_TID) {
-		s->pid = get_u32(p);
-		s->tid = get_u32(p + 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_TIME) {
-		s->time = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_ADDR) {
-		s->addr = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_ID) {
-		s->id = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_STREAM_ID) {
-		s->stream_id = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_CPU) {
-		s->cpu = get_u32(p);
-		s->res = get_u32(p + 4);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_PERIOD) {
-		s->period = get_u64(p);
-		p += 8;
-	}
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		if (size < 8 + fixed + 8)
-			return false;
-		s->nr = get_u64(p);
-		p += 8;
-		if (s->nr != (size - 16 - fixed) / 8 ||
-		    (size - 16 - fixed) % 8)
-			return false;
-		s->chain = p;
-		return true;
-	}
-	return size == 8 + fixed;
-}
-
-/*
- * The encoder's writers do no bounds checks of their own: no record adds
- * more than twice its own size to any column (a varint of at most 10
- * bytes per 8-byte field, 5 per header, call chains as they are), so
- * transform_encode makes room for twice the block in each column once.
+ * The encoder's writers do no bounds checks of their own: tenc_add makes
+ * sure every column has room for what one record can add (TENC_SMALL_MAX
+ * bytes, its own size to CHAIN and OTHER) before it splits it.
  */
 static void tput_varint(struct tbuf *b, uint64_t v)
 {
@@ -371,73 +298,227 @@ static void tput_u64(struct tbuf *b, uint64_t v)
 	b->len += 8;
 }
 
-static void encode_sample(struct transform *t, uint32_t ev,
-			  const struct tsample *s, struct tprev *prev)
+/*
+ * Split a sample record of `size` bytes with layout l into the columns.
+ * Returns false, having written nothing, when the record does not have
+ * exactly that layout (it is then copied whole).
+ */
+static bool enc_sample(struct tenc *e, const struct tlayout *l,
+		       const uint8_t *rec, size_t size)
 {
-	struct tbuf *c = t->cols;
-	uint64_t st = s->sample_type, j;
+	struct tbuf *c = e->cols;
+	struct tprev *prev = &e->prev;
+	const uint8_t *p = rec + 8, *chain = NULL;
+	uint64_t st = l->st, nr = 0, ip, j;
+	size_t fixed = l->fixed;
 	bool drop = false;
 
-	if (st & PERF_SAMPLE_IP && st & PERF_SAMPLE_CALLCHAIN) {
-		j = chain_ip_index(s->chain, s->nr);
-		drop = j < s->nr && get_u64(s->chain + 8 * j) == s->ip;
+	if (size < 8 + fixed)
+		return false;
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		if (size < 16 + fixed || (size - 16 - fixed) % 8)
+			return false;
+		nr = get_u64(rec + 8 + fixed);
+		if (nr != (size - 16 - fixed) / 8)
+			return false;
+		chain = rec + 16 + fixed;
+	} else if (size != 8 + fixed) {
+		return false;
 	}
-	tput_varint(&c[COL_KIND], (uint64_t)ev + 1);
-	tput_varint(&c[COL_MISC], (uint64_t)s->misc << 1 | drop);
-	if (st & PERF_SAMPLE_IDENTIFIER)
-		tput_delta(&c[COL_ID], s->identifier, &prev->identifier);
-	if (st & PERF_SAMPLE_IP && !drop)
-		tput_u64(&c[COL_IP], s->ip);
+	tput_varint(&c[COL_KIND], (uint64_t)l->ev + 1);
+	if (st & PERF_SAMPLE_IP && chain) {
+		ip = get_u64(p + (st & PERF_SAMPLE_IDENTIFIER ? 8 : 0));
+		j = chain_ip_index(chain, nr);
+		drop = j < nr && get_u64(chain + 8 * j) == ip;
+	}
+	tput_varint(&c[COL_MISC], (uint64_t)(get_u32(rec + 4) & 0xffff) << 1 |
+		    drop);
+	if (st & PERF_SAMPLE_IDENTIFIER) {
+		tput_delta(&c[COL_ID], get_u64(p), &prev->identifier);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_IP) {
+		if (!drop)
+			tput_u64(&c[COL_IP], get_u64(p));
+		p += 8;
+	}
 	if (st & PERF_SAMPLE_TID) {
-		tput_delta(&c[COL_TID], s->pid, &prev->pid);
-		tput_varint(&c[COL_TID], zigzag((uint64_t)s->tid - s->pid));
+		uint32_t pid = get_u32(p), tid = get_u32(p + 4);
+
+		tput_delta(&c[COL_TID], pid, &prev->pid);
+		tput_varint(&c[COL_TID], zigzag((uint64_t)tid - pid));
+		p += 8;
 	}
-	if (st & PERF_SAMPLE_TIME)
-		tput_delta(&c[COL_TIME], s->time, &prev->time);
-	if (st & PERF_SAMPLE_ADDR)
-		tput_u64(&c[COL_ADDR], s->addr);
-	if (st & PERF_SAMPLE_ID)
-		tput_delta(&c[COL_ID], s->id, &prev->id);
-	if (st & PERF_SAMPLE_STREAM_ID)
-		tput_delta(&c[COL_ID], s->stream_id, &prev->stream_id);
+	if (st & PERF_SAMPLE_TIME) {
+		tput_delta(&c[COL_TIME], get_u64(p), &prev->time);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ADDR) {
+		tput_u64(&c[COL_ADDR], get_u64(p));
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_ID) {
+		tput_delta(&c[COL_ID], get_u64(p), &prev->id);
+		p += 8;
+	}
+	if (st & PERF_SAMPLE_STREAM_ID) {
+		tput_delta(&c[COL_ID], get_u64(p), &prev->stream_id);
+		p += 8;
+	}
 	if (st & PERF_SAMPLE_CPU) {
-		tput_delta(&c[COL_CPU], s->cpu, &prev->cpu);
-		tput_varint(&c[COL_CPU], s->res);
+		tput_delta(&c[COL_CPU], get_u32(p), &prev->cpu);
+		tput_varint(&c[COL_CPU], get_u32(p + 4));
+		p += 8;
 	}
 	if (st & PERF_SAMPLE_PERIOD)
-		tput_delta(&c[COL_PERIOD], s->period, &prev->period);
-	if (st & PERF_SAMPLE_CALLCHAIN) {
-		tput_varint(&c[COL_NR], s->nr);
+		tput_delta(&c[COL_PERIOD], get_u64(p), &prev->period);
+	if (chain) {
+		tput_varint(&c[COL_NR], nr);
 		/* the column is u64 LE as the record's words are read: the
 		 * same bytes on any host */
-		memcpy(t->chain + t->chain_len, s->chain, 8 * s->nr);
-		t->chain_len += 8 * s->nr;
+		memcpy(e->big + e->front + e->chain_len, chain, 8 * nr);
+		e->chain_len += 8 * nr;
 	}
+	return true;
 }
 
-/*
- * The output buffer of a block of len raw bytes: the CHAIN column, the
- * largest, is written in place at `front`, after room for the head and
- * the columns before it (at most 3 bytes per raw byte: each 8-byte
- * field gives at most 20 in varints, a header at most 8), and before
- * room for OTHER; encode_finish moves only the small columns.
- */
-static int encode_start(struct transform *t, size_t len)
+int tenc_new(struct tenc **out, const struct meta *meta, size_t hint)
 {
-	size_t front = TRANSFORM_HEAD_MAX + 3 * len + 16;
-	size_t need = front + 2 * len + 16;
-	uint8_t *p;
+	struct tenc *e = calloc(1, sizeof(*e));
 
-	if (need > t->out.cap) {
-		p = realloc(t->out.p, need);
+	if (!e)
+		return -ENOMEM;
+	e->meta = meta;
+	e->front = TENC_FRONT;
+	/* and one record more, the largest a header can say */
+	e->hint = (hint < TRANSFORM_LEN_MAX ? hint : TRANSFORM_LEN_MAX) +
+		  65536;
+	tenc_reset(e);
+	*out = e;
+	return 0;
+}
+
+void tenc_free(struct tenc *e)
+{
+	int i;
+
+	if (!e)
+		return;
+	for (i = 0; i < COL_COUNT; i++)
+		free(e->cols[i].p);
+	free(e->big);
+	free(e);
+}
+
+void tenc_reset(struct tenc *e)
+{
+	int i;
+
+	for (i = 0; i < COL_COUNT; i++)
+		e->cols[i].len = 0;
+	e->chain_len = 0;
+	e->room = 0;
+	memset(&e->prev, 0, sizeof(e->prev));
+	e->lay.ev = PIPE_EVENT_NONE;
+	e->lay.st = 0;
+	e->lay.fixed = 0;
+	e->last_id = 0;
+	e->last_set = false;
+	e->nr_records = 0;
+	e->nr_samples = 0;
+	e->raw_len = 0;
+}
+
+/* Room for `need` more bytes in every column: e->room at least need. */
+static int tenc_grow(struct tenc *e, size_t need)
+{
+	size_t room = SIZE_MAX, cap, used;
+	uint8_t *p;
+	int i, ret;
+
+	for (i = 0; i < COL_COUNT; i++) {
+		struct tbuf *b = &e->cols[i];
+
+		if (i == COL_CHAIN)
+			continue;
+		ret = tbuf_reserve(b, need);
+		if (ret < 0)
+			return ret;
+		if (b->cap - b->len < room)
+			room = b->cap - b->len;
+	}
+	used = e->front + e->chain_len;
+	if (!e->big || e->big_cap - used < need) {
+		if (need > 2 * TRANSFORM_LEN_MAX - e->chain_len)
+			return -EINVAL;
+		cap = e->big ? e->big_cap : used + e->hint;
+		while (cap - used < need)
+			cap *= 2;
+		p = realloc(e->big, cap);
 		if (!p)
 			return -ENOMEM;
-		t->out.p = p;
-		t->out.cap = need;
+		e->big = p;
+		e->big_cap = cap;
 	}
-	t->chain = t->out.p + front;
-	t->chain_len = 0;
+	if (e->big_cap - used < room)
+		room = e->big_cap - used;
+	e->room = room;
 	return 0;
+}
+
+int tenc_add(struct tenc *e, const void *rec, size_t size)
+{
+	const uint8_t *p = rec;
+	uint32_t ev = PIPE_EVENT_NONE;
+	uint64_t id;
+	int ret;
+
+	if (size < 8 || size > TRANSFORM_LEN_MAX - e->raw_len)
+		return -EINVAL;
+	if (e->room < size + TENC_SMALL_MAX) {
+		ret = tenc_grow(e, size + TENC_SMALL_MAX);
+		if (ret < 0)
+			return ret;
+	}
+	e->room -= size + TENC_SMALL_MAX;
+	e->raw_len += size;
+	e->nr_records++;
+	if (get_u32(p) == PERF_RECORD_SAMPLE) {
+		id = size >= 16 ? get_u64(p + 8) : 0;
+		/* consecutive samples mostly share an event */
+		if (!e->last_set || id != e->last_id || size < 16) {
+			ev = sample_event(e->meta, p, size);
+			e->last_id = id;
+			e->last_set = size >= 16;
+			if (ev != e->lay.ev)
+				layout_of(e->meta, ev, &e->lay);
+		}
+		ev = e->lay.ev;
+	}
+	if (ev != PIPE_EVENT_NONE && enc_sample(e, &e->lay, p, size)) {
+		e->nr_samples++;
+		return 0;
+	}
+	tput_varint(&e->cols[COL_KIND], 0);
+	memcpy(e->cols[COL_OTHER].p + e->cols[COL_OTHER].len, p, size);
+	e->cols[COL_OTHER].len += size;
+	return 0;
+}
+
+uint64_t tenc_records(const struct tenc *e)
+{
+	return e->nr_records;
+}
+
+size_t tenc_raw_len(const struct tenc *e)
+{
+	return e->raw_len;
+}
+
+void tenc_other(const struct tenc *e, const void **out, size_t *len)
+{
+	*out = e->cols[COL_OTHER].p;
+	*len = e->cols[COL_OTHER].len;
 }
 
 static size_t head_varint(uint8_t *p, uint64_t v)
@@ -452,40 +533,69 @@ static size_t head_varint(uint8_t *p, uint64_t v)
 	return n;
 }
 
-/* Head, the columns before CHAIN moved to end where it starts, OTHER
- * after it; out/out_len the block. */
-static int encode_finish(struct transform *t, uint64_t nr_records,
-			 const void **out, size_t *out_len)
+/* big with room for `front` bytes before CHAIN and n after it. */
+static int tenc_big(struct tenc *e, size_t front, size_t n)
+{
+	size_t need = front + e->chain_len + n, cap;
+	uint8_t *p;
+
+	if (need > e->big_cap) {
+		cap = front + e->hint > need ? front + e->hint : need;
+		p = realloc(e->big, cap);
+		if (!p)
+			return -ENOMEM;
+		e->big = p;
+		e->big_cap = cap;
+	}
+	if (front != e->front) {
+		memmove(e->big + front, e->big + e->front, e->chain_len);
+		e->front = front;
+		e->room = 0; /* measured again at the next add */
+	}
+	return 0;
+}
+
+/* The head, the columns before CHAIN copied to end where it starts,
+ * OTHER after it. */
+int tenc_finish(struct tenc *e, const void **out, size_t *out_len)
 {
 	uint8_t head[TRANSFORM_HEAD_MAX];
-	size_t hlen = 0, small = 0, total;
+	size_t hlen = 0, small = 0, total, other = e->cols[COL_OTHER].len;
 	uint8_t *p;
-	int i;
+	int i, ret;
 
+	/* nothing to split: the block is better stored as it is */
+	if (!e->nr_samples)
+		return -EINVAL;
 	head[hlen++] = TRANSFORM_VERSION;
-	hlen += head_varint(head + hlen, nr_records);
+	hlen += head_varint(head + hlen, e->nr_records);
 	for (i = 0; i < COL_COUNT; i++)
 		hlen += head_varint(head + hlen, i == COL_CHAIN ?
-				    t->chain_len : t->cols[i].len);
+				    e->chain_len : e->cols[i].len);
 	for (i = 0; i < COL_CHAIN; i++)
-		small += t->cols[i].len;
-	assert(hlen + small <= (size_t)(t->chain - t->out.p));
-	total = hlen + small + t->chain_len + t->cols[COL_OTHER].len;
+		small += e->cols[i].len;
+	total = hlen + small + e->chain_len + other;
 	if (total > TRANSFORM_LEN_MAX)
-		return -EINVAL;
-	p = t->chain - small - hlen;
+		return -E2BIG;
+	/* a front too small moves CHAIN once, and the next blocks get more */
+	ret = tenc_big(e, hlen + small > e->front ?
+			  (hlen + small) + (hlen + small) / 4 : e->front,
+		       other);
+	if (ret < 0)
+		return ret;
+	p = e->big + e->front - small - hlen;
 	*out = p;
 	*out_len = total;
 	memcpy(p, head, hlen);
 	p += hlen;
 	for (i = 0; i < COL_CHAIN; i++) {
-		if (t->cols[i].len)
-			memcpy(p, t->cols[i].p, t->cols[i].len);
-		p += t->cols[i].len;
+		if (e->cols[i].len)
+			memcpy(p, e->cols[i].p, e->cols[i].len);
+		p += e->cols[i].len;
 	}
-	p += t->chain_len;
-	if (t->cols[COL_OTHER].len)
-		memcpy(p, t->cols[COL_OTHER].p, t->cols[COL_OTHER].len);
+	p += e->chain_len;
+	if (other)
+		memcpy(p, e->cols[COL_OTHER].p, other);
 	return 0;
 }
 
@@ -493,67 +603,30 @@ int transform_encode(struct transform *t, const void *raw, size_t len,
 		     const void **out, size_t *out_len)
 {
 	const uint8_t *p = raw;
-	struct tprev prev;
-	struct tsample s = { 0 };
-	struct tlayout lay = { PIPE_EVENT_NONE, 0, 0 };
-	uint64_t nr_records = 0, nr_samples = 0, last_id = 0;
 	size_t off = 0, size;
-	uint32_t type, ev;
-	bool last_set = false;
-	int ret = 0, i;
+	int ret;
 
 	if (len > TRANSFORM_LEN_MAX)
 		return -EINVAL;
-	memset(&prev, 0, sizeof(prev));
-	for (i = 0; i < COL_COUNT; i++) {
-		t->cols[i].len = 0;
-		if (i == COL_CHAIN)
-			continue;
-		ret = tbuf_reserve(&t->cols[i], 2 * len + 16);
+	if (!t->enc) {
+		ret = tenc_new(&t->enc, t->meta, len);
 		if (ret < 0)
 			return ret;
 	}
-	ret = encode_start(t, len);
-	if (ret < 0)
-		return ret;
+	tenc_reset(t->enc);
 	while (off < len) {
 		if (len - off < 8)
 			return -EINVAL;
-		type = get_u32(p + off);
 		size = get_u32(p + off + 4) >> 16;
 		if (size < 8 || size > len - off)
 			return -EINVAL;
-		ev = PIPE_EVENT_NONE;
-		if (type == PERF_RECORD_SAMPLE && size >= 16 &&
-		    get_u64(p + off + 8) == last_id && last_set) {
-			ev = lay.ev; /* consecutive samples share an event */
-		} else if (type == PERF_RECORD_SAMPLE) {
-			ev = sample_event(t->meta, p + off, size);
-			last_id = size >= 16 ? get_u64(p + off + 8) : 0;
-			last_set = size >= 16;
-			if (ev != lay.ev)
-				layout_of(t->meta, ev, &lay);
-			ev = lay.ev;
-		}
-		if (ev != PIPE_EVENT_NONE &&
-		    sample_parse(&lay, p + off, size, &s)) {
-			encode_sample(t, ev, &s, &prev);
-			nr_samples++;
-		} else {
-			ret = tbuf_varint(&t->cols[COL_KIND], 0);
-			if (!ret)
-				ret = tbuf_put(&t->cols[COL_OTHER], p + off,
-					       size);
-		}
+		ret = tenc_add(t->enc, p + off, size);
 		if (ret < 0)
 			return ret;
 		off += size;
-		nr_records++;
 	}
-	/* nothing to split: the block is better stored as it is */
-	if (!nr_samples)
-		return -EINVAL;
-	return encode_finish(t, nr_records, out, out_len);
+	ret = tenc_finish(t->enc, out, out_len);
+	return ret == -E2BIG ? -EINVAL : ret;
 }
 
 /* ---- decoding ---------------------------------------------------------- */

@@ -25,9 +25,10 @@
  * blocks.  Waiting (not live): every record reaches the file.  Live
  * (drop_when_behind): blocks are dropped, never the sideband, and each
  * drop is counted in the stats and written as lost, so the file reads
- * back as what was kept plus a lost count for the rest.
+ * back as what was kept plus a lost count for the rest; with the
+ * transform too, where a dropped block's records are columns.
  */
-static void test_encoder_queue(bool drop)
+static void test_encoder_queue(bool drop, bool transform)
 {
 	struct meta *meta = make_meta();
 	struct cw_opts o = {
@@ -39,6 +40,7 @@ static void test_encoder_queue(bool drop)
 		.async = true,
 		.drop_when_behind = drop,
 		.queue_bytes = 8192,
+		.transform = transform,
 	};
 	struct pipe_err err;
 	struct cwriter *w = NULL;
@@ -342,8 +344,10 @@ static void test_encoder_slow_sink(void)
 
 int main(void)
 {
-	test_encoder_queue(false);
-	test_encoder_queue(true);
+	test_encoder_queue(false, false);
+	test_encoder_queue(true, false);
+	test_encoder_queue(false, true);
+	test_encoder_queue(true, true);
 	test_encoder_idle();
 	test_encoder_one_wake();
 	test_encoder_slow_sink();
