@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "cblock.h"
 #include "decode.h"
@@ -570,10 +571,20 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 {
 	int ret;
 
+	if (j->drop) {
+		/* unmapping costs as much as mapping: on the decoders, not
+		 * all at the end on the reading thread */
+		madvise((void *)(uintptr_t)j->drop, j->drop_len,
+			MADV_DONTNEED);
+		j->drop = NULL;
+	}
 	j->nr = 0;
 	j->in_order = false;
 	memset(&j->c, 0, sizeof(j->c));
 	j->why[0] = 0;
+	if (j->trailer)
+		j->trailer_bad = fmt_get64(j->trailer) != fmt_block_len(&j->b) ||
+				 fmt_get64(j->trailer + 8) != ctx->salt;
 	if (!fmt_checksum_ok(j->payload, j->b.stored, ctx->salt,
 			     j->b.payload_sum)) {
 		fmt_copy_msg(j->why, sizeof(j->why), "payload checksum mismatch");
@@ -831,6 +842,11 @@ struct cb_job *cb_pool_oldest(struct cb_pool *pool)
 	}
 	pthread_mutex_unlock(&pool->mu);
 	return j;
+}
+
+const struct cb_job *cb_pool_head(const struct cb_pool *pool)
+{
+	return pool->count ? &pool->ring[pool->head] : NULL;
 }
 
 struct cb_job *cb_pool_newest(struct cb_pool *pool)

@@ -96,7 +96,15 @@ struct cb_job {
 	 * [lo, hi); the sideband: time < hi) */
 	bool filter;
 	uint64_t lo, hi;
+	const uint8_t *trailer;               /* its trailer, for the job to
+					       * check (set trailer_bad), or
+					       * NULL */
 	bool trailer_bad;                     /* report at retire */
+	const uint8_t *drop;                  /* mapped file bytes no one
+					       * reads any more, dropped
+					       * after the job (their pages
+					       * unmapped), or NULL */
+	size_t drop_len;
 	const uint8_t *payload;               /* stored bytes (copy or view) */
 	struct cb_bufs buf;                   /* owned */
 	const uint8_t *bytes;                 /* the records: raw or payload */
@@ -124,7 +132,8 @@ int cb_dict_add(struct cb_ctx *ctx, uint32_t codec, uint32_t id,
 /* Release every instance, transform and dictionary. */
 void cb_ctx_release(struct cb_ctx *ctx);
 
-/* Decode job j with decoder `dec` (0 when inline).  Sets j->status. */
+/* Decode job j with decoder `dec` (0 when inline).  Sets j->status;
+ * drops j->drop's pages and clears it. */
 void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j);
 /* Only check and decode j's payload into j->raw (no record walk): 0,
  * -EINVAL with j->why, or -ENOMEM. */
@@ -161,6 +170,9 @@ uint32_t cb_pool_pending(const struct cb_pool *pool);
  * (the oldest first) while it is not done, then it waits for a worker.
  * NULL when none is pending. */
 struct cb_job *cb_pool_oldest(struct cb_pool *pool);
+/* The oldest pending job, finished or not (only what the caller set
+ * before cb_pool_submit may be read), or NULL. */
+const struct cb_job *cb_pool_head(const struct cb_pool *pool);
 /* The newest pending job (for horizons of blocks that are not jobs). */
 struct cb_job *cb_pool_newest(struct cb_pool *pool);
 /* Free the oldest job's slot after its results were used. */

@@ -120,6 +120,8 @@ int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
 	size_t got;
 	int ret;
 
+	if (r->map && r->pool)
+		return cr_header_copy(r, off, b, what, err);
 	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
 	if (ret < 0)
 		return ret;
@@ -230,6 +232,8 @@ static int cr_hold(struct creader *r, struct cb_job *j)
 		r->held_all = h;
 	}
 	cb_job_trade(j, &h->buf);
+	h->map_off = r->map && j->bytes >= r->map &&
+		     j->bytes < r->map + r->size ? j->off : UINT64_MAX;
 	return runmerge_add(r->runs, h->buf.recs, j->nr, j->b.stream,
 			    (size_t)cr_job_cost(&j->b), h);
 }
@@ -263,6 +267,7 @@ static void cr_unhold(struct creader *r)
 	struct cr_held *h;
 
 	while ((h = runmerge_spent(r->runs))) {
+		h->map_off = UINT64_MAX;
 		if (r->nr_spare >= CR_HELD_SPARE ||
 		    cb_bufs_size(&h->buf) > CR_INFLIGHT_MAX / CR_HELD_SPARE)
 			cb_bufs_release(&h->buf);
@@ -383,7 +388,8 @@ void cr_window(struct creader *r, uint64_t origin)
 }
 
 static int cr_data_block(struct creader *r, const struct fmt_block *b,
-			 const uint8_t *payload, uint64_t off, bool trailer_bad,
+			 const uint8_t *payload, uint64_t off,
+			 const uint8_t *trailer, bool trailer_bad,
 			 struct pipe_err *err)
 {
 	struct cb_job *j = &r->job;
@@ -408,6 +414,7 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	j->off = off;
 	j->origin = cr_origin(r);
 	j->horizon = b->horizon;
+	j->trailer = trailer;
 	j->trailer_bad = trailer_bad;
 	j->codec = c;
 	j->filter = r->filter;
@@ -419,6 +426,9 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	if (!r->map && cb_job_copy(j, payload, b->stored) < 0)
 		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				    r->opts.name, strerror(ENOMEM));
+	j->drop = NULL;
+	if (r->map_drop)
+		cr_drop_before(r, off, j);
 	if (!r->pool) {
 		cb_job_run(&r->ctx, 0, j);
 		ret = cr_retire(r, j, err);
@@ -787,11 +797,16 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	if (got < total)
 		return cr_torn(r, off, &b, got, err);
 	r->pos = off + total;
+	/* a pool's decoder checks a mapped block's trailer: see
+	 * cr_header_copy */
+	if (b.type == FMT_DATA && r->map && r->pool)
+		return cr_data_block(r, &b, p + b.hdr_size, off,
+				     p + total - FMT_TRAILER_SIZE, false, err);
 	trailer_bad = fmt_get64(p + total - 16) != total ||
 		      fmt_get64(p + total - 8) != r->salt;
 	p += b.hdr_size;
 	if (b.type == FMT_DATA)
-		return cr_data_block(r, &b, p, off, trailer_bad, err);
+		return cr_data_block(r, &b, p, off, NULL, trailer_bad, err);
 	if (b.type == FMT_END || trailer_bad ||
 	    !fmt_checksum_ok(p, b.stored, r->salt, b.payload_sum)) {
 		/* what follows is said after the blocks before it */

@@ -233,6 +233,12 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 			goto fail;
 		}
 	}
+	/* the pages of what was read are dropped (all but a first partial
+	 * piece) */
+	r->map_drop = r->map && cr_map_is_shared(r->map, r->size);
+	r->drop_lo = ((uintptr_t)r->map + CR_DROP_ALIGN - 1) &
+		     ~(CR_DROP_ALIGN - 1);
+	r->drop_hi = r->drop_lo;
 	r->filter = opts->start_ns || opts->stop_ns || opts->nr_cpus ||
 		    opts->nr_pids;
 	ret = cr_streams(r, err);

@@ -3,7 +3,8 @@
  * no one else: creader.c (the forward walk, damage, the records),
  * crindex.c (the index, or a scan of the headers, and the plan of a
  * window read), cropen.c (the file header, the metadata, open and
- * free).  The reader's interface is container.h.
+ * free), crmap.c (a mapped file: headers by read_at, pages dropped once
+ * read).  The reader's interface is container.h.
  */
 #ifndef PIPE_CRSTATE_H
 #define PIPE_CRSTATE_H
@@ -32,11 +33,16 @@
  * records and record views, by their headers), and what the decode slots
  * keep between blocks in all: past these, blocks wait or buffers go */
 #define CR_INFLIGHT_MAX ((uint64_t)128 << 20)
+/* the mapped file's pages are dropped in aligned pieces of this much, so
+ * that a huge page is never split */
+#define CR_DROP_ALIGN ((uintptr_t)2 << 20)
 
 /* A decoded block whose records the merge reads in place: the buffers
  * traded out of its job. */
 struct cr_held {
 	struct cb_bufs buf;           /* owned */
+	uint64_t map_off;             /* its block's offset while its records
+				       * are read in the mapping, else MAX */
 	struct cr_held *next;         /* the spare list */
 	struct cr_held *next_all;     /* every one the reader made */
 };
@@ -60,6 +66,12 @@ struct creader {
 	const uint8_t *map;           /* the whole file (size bytes), from
 				       * the source's `map`, or NULL: then
 				       * bytes [base, base + len) are in buf */
+	bool map_drop;                /* the mapping is shared: pages read
+				       * may be dropped (MADV_DONTNEED) and
+				       * come back from the file if touched */
+	uintptr_t drop_lo, drop_hi;   /* [lo, hi): mapped pages no one needs,
+				       * for the next job to drop; below lo
+				       * they went already */
 	uint8_t *buf;                 /* owned */
 	size_t cap;
 	uint64_t base;
@@ -128,6 +140,18 @@ void cr_window(struct creader *r, uint64_t origin);
 /* Look for the next good block header after `from`; *found or MAX. */
 int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
 	      struct pipe_err *err);
+
+/* crmap.c */
+/* Is [base, base + len) mapped shared (MAP_SHARED), in one or more
+ * mappings?  Only such pages may be dropped and come back from the file. */
+bool cr_map_is_shared(const void *base, uint64_t len);
+/* cr_header_at of a mapped file read by a pool: the header read with
+ * read_at, its pages left for the decoder to map. */
+int cr_header_copy(struct creader *r, uint64_t off, struct fmt_block *b,
+		   enum cr_hdr *what, struct pipe_err *err);
+/* Give j the mapped pages before the block at off that no one reads any
+ * more (r->map_drop), for its decoder to drop. */
+void cr_drop_before(struct creader *r, uint64_t off, struct cb_job *j);
 
 /* crindex.c */
 /* The blocks of a clean file from its END block and INDEX chain: 0, or 1

@@ -123,18 +123,6 @@ static const char *codec_error(void *opaque, void *state)
 	return pd ? pd->in->ctx.err.msg : NULL;
 }
 
-/* the whole input, as src_file maps a regular file */
-static int mem_map(void *state, const void **base, uint64_t *len)
-{
-	struct mem *m = state;
-
-	if (m->stream || !m->len)
-		return -ENOTSUP;
-	*base = m->p;
-	*len = m->len;
-	return 0;
-}
-
 static void on_report(void *opaque, const char *line)
 {
 	(void)opaque;
@@ -175,7 +163,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.codec_error = codec_error,
 		.report = on_report,
 	};
-	static struct pipe_plugin mapped;
 	struct pipe_err err;
 	struct creader *r = NULL;
 	struct cr_stats st;
@@ -186,11 +173,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!codecs[0]) {
 		for (k = 0; k < 4; k++)
 			codecs[k] = fuzz_codec_load(names[k]);
-		mapped = mem_source;
-		mapped.map = mem_map;
 	}
-	if (!src.stream && (size >> 2) % 2 == 0)
-		o.src = &mapped;
+	/* half the inputs mapped whole, as src_file maps a regular file */
+	src.mapped = !src.stream && (size >> 2) % 2 == 0;
 	if (size % 4 == 2) {
 		o.start_ns = 1000000;
 		o.stop_ns = 3000000000u;

@@ -96,6 +96,7 @@ static struct inst *real_insts[64];
 static int nr_real;
 bool use_transform;
 uint32_t read_threads = 1;
+bool read_mapped;
 /* window and subset of read_file */
 struct cr_opts window;
 
@@ -436,6 +437,7 @@ void read_file(struct mem *src, bool strict, struct result *res)
 	memset(res, 0, sizeof(*res));
 	res->ordered = true;
 	src->next = 0;
+	src->mapped = read_mapped;
 	ret = creader_open(&r, &o, &err);
 	while (ret == 0) {
 		ret = creader_next(r, &b, &err);

@@ -39,6 +39,7 @@ extern struct host_run real_run;
  * a window and subset, the writer's dictionary and codec state */
 extern bool use_transform;
 extern uint32_t read_threads;
+extern bool read_mapped;      /* read_file's source hands out `map` */
 extern struct cr_opts window;
 extern struct cw_opts dict_opts; /* dict_mode, dict_size, dict_data */
 extern void *codec_state;

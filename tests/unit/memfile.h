@@ -1,8 +1,9 @@
 /*
  * memfile.h - a growable memory file for tests and fuzzing harnesses: a
  * byte sink (mem_write, for the container writer) and a byte source
- * plugin (mem_source: seekable, or a stream that hands out small pieces
- * and notes reads that go backwards, as a pipe would refuse them).
+ * plugin (mem_source: seekable, mapped or not, or a stream that hands out
+ * small pieces and notes reads that go backwards, as a pipe would refuse
+ * them).
  */
 #ifndef PIPE_TEST_MEMFILE_H
 #define PIPE_TEST_MEMFILE_H
@@ -20,6 +21,7 @@ struct mem {
 	uint8_t *p;
 	size_t len, cap;
 	bool stream;     /* source: not seekable */
+	bool mapped;     /* source: `map` hands out p (seekable only) */
 	uint64_t next;   /* source: the next offset a stream may read */
 	bool bad_seek;   /* a stream was read backwards */
 	int fail_write;  /* sink: fail the write after this many (0: never) */
@@ -79,6 +81,17 @@ static int mem_size(void *state, uint64_t *size)
 	return 0;
 }
 
+static int mem_map(void *state, const void **base, uint64_t *len)
+{
+	struct mem *m = state;
+
+	if (!m->mapped || m->stream || !m->len)
+		return -ENOTSUP;
+	*base = m->p;
+	*len = m->len;
+	return 0;
+}
+
 /* unused in the files that include this header only for struct mem */
 __attribute__((unused)) static const struct pipe_plugin mem_source = {
 	.abi = PIPE_ABI,
@@ -88,6 +101,7 @@ __attribute__((unused)) static const struct pipe_plugin mem_source = {
 	.name = "mem",
 	.read_at = mem_read_at,
 	.byte_size = mem_size,
+	.map = mem_map,
 };
 
 #endif

@@ -7,6 +7,7 @@
  * takes).
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -214,6 +215,66 @@ static void test_flips(const struct pipe_plugin *codec, bool sparse)
 	free(l);
 	meta_free(meta);
 }
+/* A mapped file read by a pool (block headers read with read_at, the
+ * trailers checked by the decoders) reads as one thread reads a copy:
+ * the same records, totals and damage lines, for damage in every DATA
+ * block's header, payload and trailer. */
+static void test_mapped_pool(const struct pipe_plugin *codec)
+{
+	struct meta *meta = make_meta();
+	struct layout *l = malloc(sizeof(*l));
+	struct mem f = { 0 };
+	struct result one, pool;
+	uint32_t threads = read_threads;
+	size_t i, k, tries = 0;
+	struct gen g;
+
+	gen_records(&g, 1000, 6);
+	CHECK(write_file(&f, &g, meta, 4096, codec, true, NULL) == 0);
+	get_layout(&f, l);
+	for (i = 0; i < l->nr; i++) {
+		uint64_t at[] = {
+			l->off[i] + 1 + i % 8,               /* header */
+			l->off[i] + FMT_BLOCK_HDR_SIZE + 3,  /* payload */
+			l->end[i] - FMT_TRAILER_SIZE + i % 8, /* trailer: length */
+			l->end[i] - 8 + i % 8,               /* ... and salt */
+		};
+
+		if (l->type[i] != FMT_DATA)
+			continue;
+		for (k = 0; k < sizeof(at) / sizeof(at[0]); k++, tries++) {
+			f.p[at[k]] ^= 0x10;
+			read_threads = 1;
+			read_mapped = false;
+			read_file(&f, false, &one);
+			read_threads = threads;
+			read_mapped = true;
+			read_file(&f, false, &pool);
+			read_mapped = false;
+			f.p[at[k]] ^= 0x10;
+			if (one.ret != pool.ret || one.nr != pool.nr ||
+			    one.hash != pool.hash ||
+			    one.reports != pool.reports ||
+			    strcmp(one.first_report, pool.first_report) ||
+			    one.st.blocks_damaged != pool.st.blocks_damaged ||
+			    memcmp(one.order, pool.order, sizeof(one.order))) {
+				printf("mapped, %u threads, flip at %" PRIu64
+				       ": %zu records, '%s' vs %zu, '%s'\n",
+				       threads, at[k], one.nr,
+				       one.first_report, pool.nr,
+				       pool.first_report);
+				CHECK(0);
+			}
+			CHECK(one.reports >= 1);
+		}
+	}
+	CHECK(tries > 40);
+	gen_free(&g);
+	free(f.p);
+	free(l);
+	meta_free(meta);
+}
+
 /* Several kinds of damage at once (1 to 6 of them), at seeded random
  * places, `rounds` times: the reader always ends, with records or one
  * clear error, and never crashes. */
@@ -356,6 +417,9 @@ int main(void)
 	test_flips(&xor_codec, true);
 	test_random_damage(&xor_codec, 48);
 	test_damage_line_and_strict();
+	read_threads = 2;
+	test_mapped_pool(NULL);
+	test_mapped_pool(&xor_codec);
 	/* read block by block, each file reads as merged */
 	CHECK(blocks_differ == 0);
 	CHECK(blocks_whole > 0);

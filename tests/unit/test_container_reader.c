@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include "crstate.h"
 #include "ctest.h"
 #include "harness.h"
 
@@ -469,6 +472,113 @@ static void test_window_same_from_index_and_pipe(void)
 	meta_free(meta);
 }
 
+/* The resident bytes of the mapping that starts at base, from
+ * /proc/self/smaps; -1 when it is not found. */
+static long mapped_rss(const void *base)
+{
+	char line[512], want[32];
+	FILE *f = fopen("/proc/self/smaps", "r");
+	bool in = false;
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)base);
+	while (kb < 0 && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = !strncmp(line, want, strlen(want));
+		else if (in && !strncmp(line, "Rss:", 4))
+			kb = strtol(line + 4, NULL, 10);
+	}
+	fclose(f);
+	return kb < 0 ? -1 : kb * 1024;
+}
+
+/* Which mappings' pages the reader may drop: shared ones only, however
+ * many mappings the range spans. */
+static void test_map_is_shared(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int fd = memfd_create("pipe-test", 0);
+	uint8_t *shared, *priv, *anon, *heap = malloc(3 * pg);
+
+	CHECK(fd >= 0 && ftruncate(fd, 5 * (off_t)pg) == 0);
+	shared = mmap(NULL, 5 * pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	priv = mmap(NULL, 4 * pg, PROT_READ, MAP_PRIVATE, fd, 0);
+	anon = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(shared != MAP_FAILED && priv != MAP_FAILED &&
+	      anon != MAP_FAILED && heap);
+	/* a hole after it */
+	CHECK(munmap(shared + 4 * pg, pg) == 0);
+	CHECK(cr_map_is_shared(shared, 4 * pg));
+	CHECK(cr_map_is_shared(shared + pg, pg + 5));
+	CHECK(!cr_map_is_shared(shared, 5 * pg));
+	/* two mappings, the same file */
+	CHECK(mprotect(shared + 2 * pg, pg, PROT_READ) == 0);
+	CHECK(cr_map_is_shared(shared, 4 * pg));
+	CHECK(cr_map_is_shared(shared + pg, 2 * pg));
+	CHECK(!cr_map_is_shared(priv, 4 * pg));
+	CHECK(!cr_map_is_shared(anon, 4 * pg));
+	CHECK(!cr_map_is_shared(heap, 3 * pg));
+	munmap(shared, 4 * pg);
+	munmap(priv, 4 * pg);
+	munmap(anon, 4 * pg);
+	free(heap);
+	close(fd);
+}
+
+/*
+ * A mapped file: a shared mapping's pages are dropped once read (a read
+ * of a big file keeps a bounded part of it mapped), on one decoding
+ * thread and on two; a private mapping's never are (they would come
+ * back as zeros).
+ */
+static void test_mapped_drop(void)
+{
+	struct meta *meta = make_meta();
+	struct mem f = { 0 };
+	struct result res;
+	uint8_t *copy;
+	int fd = memfd_create("pipe-test", 0);
+	uint32_t t;
+	struct gen g;
+	long rss;
+
+	gen_records(&g, 200000, 3);
+	CHECK(write_file(&f, &g, meta, 65536, NULL, true, NULL) == 0);
+	CHECK(f.len > (8u << 20));
+	CHECK(fd >= 0 && write(fd, f.p, f.len) == (ssize_t)f.len);
+	copy = f.p;
+	f.p = mmap(NULL, f.len, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(f.p != MAP_FAILED);
+	read_mapped = true;
+	for (t = 1; t <= 2; t++) {
+		read_threads = t;
+		read_file(&f, false, &res);
+		CHECK(res.ret == PIPE_EOF);
+		CHECK(res.nr == g.nr);
+		CHECK(res.hash == gen_hash(&g, 0, g.nr));
+		rss = mapped_rss(f.p);
+		CHECK(rss >= 0 && rss < (long)(f.len / 2));
+	}
+	munmap(f.p, f.len);
+	/* the heap copy (big enough to be mapped on its own), read twice */
+	f.p = copy;
+	read_file(&f, false, &res);
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.nr == g.nr);
+	CHECK(res.hash == gen_hash(&g, 0, g.nr));
+	read_mapped = false;
+	read_threads = 1;
+	close(fd);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
 int main(void)
 {
 	if (!ct_threaded_only()) {
@@ -488,6 +598,8 @@ int main(void)
 		test_window(true, false);
 		test_window(false, true);
 		test_window_same_from_index_and_pipe();
+		test_map_is_shared();
+		test_mapped_drop();
 	}
 	/* on two decoders: one worker, woken for several queued blocks at
 	 * a time, and the reading thread, which runs the queued blocks it
