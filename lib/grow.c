@@ -1,5 +1,5 @@
 /*
- * grow.c - the one growable array (grow.h).
+ * grow.c - the one growable array and byte buffer (grow.h).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -31,4 +31,13 @@ int grow_array(void *arrp, size_t *cap, size_t n, size_t size, size_t first,
 	memcpy(arrp, &p, sizeof(p));
 	*cap = c;
 	return 0;
+}
+
+int bytebuf_grow(struct bytebuf *b, size_t n)
+{
+	size_t max = b->max ? b->max : SIZE_MAX;
+
+	if (n > max - b->len)
+		return -E2BIG;
+	return grow_array(&b->p, &b->cap, b->len + n, 1, BYTEBUF_FIRST, max);
 }

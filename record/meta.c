@@ -285,79 +285,60 @@ const struct perf_event_attr *meta_attr(const struct meta *m, uint32_t event)
 
 /* ---- serialization ---------------------------------------------------- */
 
-struct obuf {
-	uint8_t *p;   /* owned */
-	size_t len;   /* bytes used */
-	size_t cap;   /* bytes allocated */
-};
-
-static int obuf_put(struct obuf *b, const void *src, size_t n)
-{
-	int ret = grow_array(&b->p, &b->cap, b->len + n + 8, 1, 1024,
-			     SIZE_MAX);
-
-	if (ret < 0)
-		return ret;
-	if (n)
-		memcpy(b->p + b->len, src, n);
-	b->len += n;
-	return 0;
-}
-
-static int obuf_pad(struct obuf *b)
+static int put_pad(struct bytebuf *b)
 {
 	static const uint8_t zero[8];
 
-	return obuf_put(b, zero, (8 - (b->len & 7)) & 7);
+	return bytebuf_put(b, zero, (8 - (b->len & 7)) & 7);
 }
 
-static int obuf_u32(struct obuf *b, uint32_t v)
+static int put_u32(struct bytebuf *b, uint32_t v)
 {
-	return obuf_put(b, &v, 4);
+	return bytebuf_put(b, &v, 4);
 }
 
 /* item header: u16 tag, u16 reserved, u32 payload length; payload; pad */
-static int item_begin(struct obuf *b, uint16_t tag, size_t *at)
+static int item_begin(struct bytebuf *b, uint16_t tag, size_t *at)
 {
 	uint32_t zero = 0;
 	uint16_t t[2] = { tag, 0 };
 
 	*at = b->len;
-	if (obuf_put(b, t, 4) < 0)
+	if (bytebuf_put(b, t, 4) < 0)
 		return -ENOMEM;
-	return obuf_put(b, &zero, 4);
+	return bytebuf_put(b, &zero, 4);
 }
 
-static int item_end(struct obuf *b, size_t at)
+static int item_end(struct bytebuf *b, size_t at)
 {
 	uint32_t len = (uint32_t)(b->len - at - 8);
 
 	memcpy(b->p + at + 4, &len, 4);
-	return obuf_pad(b);
+	return put_pad(b);
 }
 
-static int encode_event(struct obuf *b, const struct meta_ev *ev)
+static int encode_event(struct bytebuf *b, const struct meta_ev *ev)
 {
 	uint32_t name_len = (uint32_t)strlen(ev->name);
 	size_t at;
 	int ret;
 
 	ret = item_begin(b, META_TAG_EVENT, &at);
-	ret = ret ? ret : obuf_u32(b, ev->attr_size);
-	ret = ret ? ret : obuf_u32(b, ev->nr_ids);
-	ret = ret ? ret : obuf_u32(b, name_len);
-	ret = ret ? ret : obuf_u32(b, 0);
-	ret = ret ? ret : obuf_put(b, ev->attr, ev->attr_size);
-	ret = ret ? ret : obuf_pad(b);
-	ret = ret ? ret : obuf_put(b, ev->ids, ev->nr_ids * sizeof(uint64_t));
-	ret = ret ? ret : obuf_put(b, ev->name, name_len);
+	ret = ret ? ret : put_u32(b, ev->attr_size);
+	ret = ret ? ret : put_u32(b, ev->nr_ids);
+	ret = ret ? ret : put_u32(b, name_len);
+	ret = ret ? ret : put_u32(b, 0);
+	ret = ret ? ret : bytebuf_put(b, ev->attr, ev->attr_size);
+	ret = ret ? ret : put_pad(b);
+	ret = ret ? ret : bytebuf_put(b, ev->ids, ev->nr_ids * sizeof(uint64_t));
+	ret = ret ? ret : bytebuf_put(b, ev->name, name_len);
 	return ret ? ret : item_end(b, at);
 }
 
 int meta_encode(const struct meta *m, uint8_t **out, size_t *len,
 		struct pipe_err *err)
 {
-	struct obuf b = { 0 };
+	struct bytebuf b = { 0 };
 	size_t at;
 	uint32_t i;
 	int ret = 0;
@@ -366,19 +347,19 @@ int meta_encode(const struct meta *m, uint8_t **out, size_t *len,
 		ret = encode_event(&b, &m->evs[i]);
 	if (!ret)
 		ret = item_begin(&b, META_TAG_STREAMS, &at);
-	ret = ret ? ret : obuf_u32(&b, m->nr_streams);
-	ret = ret ? ret : obuf_u32(&b, 0);
-	ret = ret ? ret : obuf_put(&b, m->cpus, m->nr_streams * sizeof(int32_t));
+	ret = ret ? ret : put_u32(&b, m->nr_streams);
+	ret = ret ? ret : put_u32(&b, 0);
+	ret = ret ? ret : bytebuf_put(&b, m->cpus, m->nr_streams * sizeof(int32_t));
 	ret = ret ? ret : item_end(&b, at);
 	for (i = 0; i < m->nr_props && !ret; i++) {
 		uint32_t kl = (uint32_t)strlen(m->keys[i]);
 		uint32_t vl = (uint32_t)strlen(m->values[i]);
 
 		ret = item_begin(&b, META_TAG_PROP, &at);
-		ret = ret ? ret : obuf_u32(&b, kl);
-		ret = ret ? ret : obuf_u32(&b, vl);
-		ret = ret ? ret : obuf_put(&b, m->keys[i], kl);
-		ret = ret ? ret : obuf_put(&b, m->values[i], vl);
+		ret = ret ? ret : put_u32(&b, kl);
+		ret = ret ? ret : put_u32(&b, vl);
+		ret = ret ? ret : bytebuf_put(&b, m->keys[i], kl);
+		ret = ret ? ret : bytebuf_put(&b, m->values[i], vl);
 		ret = ret ? ret : item_end(&b, at);
 	}
 	if (ret) {

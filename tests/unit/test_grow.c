@@ -1,11 +1,12 @@
 /*
  * test_grow.c - lib/grow.c: an array doubles from its first room until
  * it fits, stops at its maximum, refuses more than that, and keeps what
- * it held.
+ * it held; a byte buffer appends the same way.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "grow.h"
 #include "harness.h"
@@ -44,5 +45,26 @@ int main(void)
 	      -ENOMEM);
 	CHECK(cap == 8192 && bytes);
 	free(bytes);
+
+	/* a byte buffer: appends from empty, its first room, a maximum */
+	{
+		struct bytebuf b = { 0 };
+		char big[5000];
+
+		memset(big, 'x', sizeof(big));
+		CHECK(bytebuf_put(&b, NULL, 0) == 0 && b.len == 0);
+		CHECK(bytebuf_put(&b, "abc", 3) == 0 && b.len == 3 &&
+		      b.cap == BYTEBUF_FIRST);
+		CHECK(bytebuf_put(&b, big, sizeof(big)) == 0 &&
+		      b.len == 5003 && b.cap == 2 * BYTEBUF_FIRST);
+		CHECK(!memcmp(b.p, "abcx", 4) && b.p[5002] == 'x');
+		free(b.p);
+		b = (struct bytebuf){ .max = 6000 };
+		CHECK(bytebuf_put(&b, big, 5000) == 0 && b.cap == 6000);
+		CHECK(bytebuf_put(&b, big, 1000) == 0 && b.len == 6000);
+		CHECK(bytebuf_put(&b, "y", 1) == -E2BIG && b.len == 6000);
+		CHECK(bytebuf_reserve(&b, 0) == 0);
+		free(b.p);
+	}
 	return test_result();
 }
