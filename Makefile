@@ -106,8 +106,8 @@ EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c lib/sideband.c \
 	lib/fdio.c lib/grow.c
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
-EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c lib/fdio.c \
-	lib/sideband.c
+EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c lib/fdio.c lib/grow.c \
+	lib/sideband.c lib/itab.c
 LIBS_sink_perfdata := -lzstd
 NEED_sink_perfdata := zstd.h
 # pprof: the schema in formats/profile.proto, compiled by protoc-c

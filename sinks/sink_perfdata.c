@@ -15,13 +15,15 @@
 
 #include "pipe_plugin.h"
 #include "buildid.h"
+#include "grow.h"
+#include "itab.h"
 #include "pdwrite.h"
 #include "sideband.h"
 
 #define PATHS_MAX (1u << 16) /* distinct mapped files remembered */
 
 struct mapped {
-	char *path;                  /* owned; NULL: free slot */
+	char *path;                  /* owned */
 	uint8_t id[PD_BUILD_ID_MAX]; /* from an MMAP2 record */
 	uint8_t len;                 /* 0: none recorded */
 	bool kernel;
@@ -33,8 +35,9 @@ struct pdsink {
 	const char *path;             /* borrowed from the args */
 	int fd;                       /* the host's output */
 	struct pdwrite *w;            /* owned */
-	struct mapped *maps;          /* open addressing, cap slots */
-	uint32_t nr_maps, cap_maps;
+	struct mapped *maps;          /* owned, by first sight */
+	size_t nr_maps, cap_maps;
+	struct itab maps_tab;         /* maps by path */
 };
 
 static const struct pipe_param pdsink_params[] = {
@@ -89,9 +92,10 @@ static void pdsink_close(void *state)
 	uint32_t i;
 
 	pdwrite_free(s->w);
-	for (i = 0; i < s->cap_maps; i++)
+	for (i = 0; i < s->nr_maps; i++)
 		free(s->maps[i].path);
 	free(s->maps);
+	itab_free(&s->maps_tab);
 	free(s);
 }
 
@@ -162,42 +166,24 @@ static int pdsink_start(void *state)
 	return ret;
 }
 
-static uint32_t str_hash(const char *p)
+static bool map_eq(const void *items, uint32_t item, const void *key)
 {
-	uint32_t h = 2166136261u;
-
-	while (*p)
-		h = (h ^ (uint8_t)*p++) * 16777619u;
-	return h;
+	return !strcmp(((const struct mapped *)items)[item].path, key);
 }
 
-static int maps_grow(struct pdsink *s)
+static uint64_t map_rehash(const void *items, uint32_t item)
 {
-	uint32_t cap = s->cap_maps ? 2 * s->cap_maps : 256, i, j;
-	struct mapped *n = calloc(cap, sizeof(*n));
-
-	if (!n)
-		return -ENOMEM;
-	for (i = 0; i < s->cap_maps; i++) {
-		if (!s->maps[i].path)
-			continue;
-		j = str_hash(s->maps[i].path) & (cap - 1);
-		while (n[j].path)
-			j = (j + 1) & (cap - 1);
-		n[j] = s->maps[i];
-	}
-	free(s->maps);
-	s->maps = n;
-	s->cap_maps = cap;
-	return 0;
+	return itab_hash_str(((const struct mapped *)items)[item].path);
 }
 
 /* Remember a mapped file (and a build-id its MMAP2 record carries). */
 static int note_map(struct pdsink *s, const struct perf_event_header *h)
 {
 	struct sideband sb;
+	struct mapped *m;
 	const char *name;
-	uint32_t j;
+	uint64_t hash;
+	uint32_t i;
 
 	if (sideband_decode(h, &sb) < 0 ||
 	    (sb.misc & PERF_RECORD_MISC_MMAP_DATA))
@@ -205,23 +191,28 @@ static int note_map(struct pdsink *s, const struct perf_event_header *h)
 	name = sb.name;
 	if (name[0] != '/')
 		return 0; /* files only: the kernel's id is in the metadata */
-	if (s->nr_maps >= PATHS_MAX)
-		return 0;
-	if (4 * (s->nr_maps + 1) > 3 * s->cap_maps && maps_grow(s) < 0)
-		return -ENOMEM;
-	j = str_hash(name) & (s->cap_maps - 1);
-	while (s->maps[j].path && strcmp(s->maps[j].path, name))
-		j = (j + 1) & (s->cap_maps - 1);
-	if (!s->maps[j].path) {
-		s->maps[j].path = strdup(name);
-		if (!s->maps[j].path)
+	hash = itab_hash_str(name);
+	i = itab_find(&s->maps_tab, hash, map_eq, s->maps, name);
+	if (i == ITAB_NONE) {
+		if (s->nr_maps >= PATHS_MAX)
+			return 0;
+		if (itab_reserve(&s->maps_tab, 256, UINT32_MAX / 2 + 1,
+				 map_rehash, s->maps) < 0 ||
+		    grow_array(&s->maps, &s->cap_maps, s->nr_maps + 1,
+			       sizeof(*s->maps), 64, PATHS_MAX) < 0)
 			return -ENOMEM;
-		s->nr_maps++;
+		m = &s->maps[s->nr_maps];
+		memset(m, 0, sizeof(*m));
+		m->path = strdup(name);
+		if (!m->path)
+			return -ENOMEM;
+		i = (uint32_t)s->nr_maps++;
+		itab_put(&s->maps_tab, hash, i);
 	}
-	if (sb.build_id && sb.build_id_len <= PD_BUILD_ID_MAX &&
-	    !s->maps[j].len) {
-		memcpy(s->maps[j].id, sb.build_id, sb.build_id_len);
-		s->maps[j].len = (uint8_t)sb.build_id_len;
+	m = &s->maps[i];
+	if (sb.build_id && sb.build_id_len <= PD_BUILD_ID_MAX && !m->len) {
+		memcpy(m->id, sb.build_id, sb.build_id_len);
+		m->len = (uint8_t)sb.build_id_len;
 	}
 	return 0;
 }
@@ -273,11 +264,9 @@ static int pdsink_finish(void *state)
 	if (kid && hex_id(kid, id, &len) == 0)
 		ret = pdwrite_build_id(s->w, "[kernel.kallsyms]", id, len,
 				       true);
-	for (i = 0; ret == 0 && i < s->cap_maps; i++) {
+	for (i = 0; ret == 0 && i < s->nr_maps; i++) {
 		struct mapped *m = &s->maps[i];
 
-		if (!m->path)
-			continue;
 		if (m->len)
 			ret = pdwrite_build_id(s->w, m->path, m->id, m->len,
 					       false);
