@@ -16,6 +16,7 @@
 #include "dbgfetch.h"
 #include "decode.h"
 #include "err.h"
+#include "grow.h"
 #include "sideband.h"
 #include "srcline.h"
 #include "symstate.h"
@@ -86,15 +87,14 @@ static void dso_free(struct dso *d)
 
 void symbolizer_free(struct symbolizer *s)
 {
-	struct dso *d, *older;
+	size_t i;
 
 	if (!s)
 		return;
-	/* not bucket by bucket: a short run would pay for every bucket */
-	for (d = s->newest; d; d = older) {
-		older = d->older;
-		dso_free(d);
-	}
+	for (i = 0; i < s->nr_dsos; i++)
+		dso_free(s->dsos[i]);
+	free(s->dsos);
+	itab_free(&s->dso_tab);
 	threads_free(s->threads);
 	unwind_free(s->unwind);
 	dbgfetch_free(s->fetch);
@@ -106,16 +106,36 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
-static uint32_t dso_hash(const char *name, const uint8_t *id, uint32_t len)
+static uint64_t dso_hash(const char *name, const uint8_t *id, uint32_t len)
 {
-	uint32_t h = 2166136261u;
+	uint64_t h = itab_hash_str(name);
 	uint32_t i;
 
-	for (; *name; name++)
-		h = (h ^ (uint8_t)*name) * 16777619u;
 	for (i = 0; i < len; i++)
-		h = (h ^ id[i]) * 16777619u;
-	return h & (DSO_BUCKETS - 1);
+		h = itab_mix(h, id[i]);
+	return h;
+}
+
+/* A binary being looked up. */
+struct dso_key {
+	const char *name;
+	const uint8_t *id;
+	uint32_t id_len;
+};
+
+static bool dso_eq(const void *items, uint32_t item, const void *key)
+{
+	const struct dso *d = ((struct dso *const *)items)[item];
+	const struct dso_key *k = key;
+
+	return d->build_id_len == k->id_len &&
+	       (k->id_len == 0 || memcmp(d->build_id, k->id, k->id_len) == 0) &&
+	       strcmp(d->name, k->name) == 0;
+}
+
+static uint64_t dso_rehash(const void *items, uint32_t item)
+{
+	return ((struct dso *const *)items)[item]->hash;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -143,15 +163,19 @@ static enum dso_kind kind_of(const char *name)
 struct dso *sym_dso_get(struct symbolizer *s, const char *name,
 			const uint8_t *id, uint32_t id_len)
 {
-	uint32_t h = dso_hash(name, id, id_len);
+	struct dso_key k = { name, id, id_len };
+	uint64_t h = dso_hash(name, id, id_len);
+	uint32_t i = itab_find(&s->dso_tab, h, dso_eq, s->dsos, &k);
 	struct dso *d;
 	const char *slash;
 
-	for (d = s->dsos[h]; d; d = d->next)
-		if (d->build_id_len == id_len &&
-		    (id_len == 0 || memcmp(d->build_id, id, id_len) == 0) &&
-		    strcmp(d->name, name) == 0)
-			return d;
+	if (i != ITAB_NONE)
+		return s->dsos[i];
+	if (itab_reserve(&s->dso_tab, 256, UINT32_MAX / 2 + 1, dso_rehash,
+			 s->dsos) < 0 ||
+	    grow_array(&s->dsos, &s->cap_dsos, s->nr_dsos + 1,
+		       sizeof(*s->dsos), 64, UINT32_MAX / 2) < 0)
+		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
@@ -171,10 +195,9 @@ struct dso *sym_dso_get(struct symbolizer *s, const char *name,
 		memcpy(d->build_id, id, id_len);
 	d->build_id_len = id_len;
 	d->kind = kind_of(name);
-	d->next = s->dsos[h];
-	s->dsos[h] = d;
-	d->older = s->newest;
-	s->newest = d;
+	d->hash = h;
+	itab_put(&s->dso_tab, h, (uint32_t)s->nr_dsos);
+	s->dsos[s->nr_dsos++] = d;
 	return d;
 }
 

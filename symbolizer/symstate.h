@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 #include "elfsyms.h"
+#include "itab.h"
 #include "symbolizer.h"
 #include "unwind.h"
 
-#define DSO_BUCKETS 1024
 #define DELETED_SUFFIX " (deleted)"
 #define KERNEL_DSO "[kernel.kallsyms]"
 #define KERNEL_MIN_ADDR UINT64_C(0xffff800000000000)
@@ -35,8 +35,7 @@ enum dso_kind {
 };
 
 struct dso {
-	struct dso *next;                /* hash chain */
-	struct dso *older;               /* the one made before: freeing */
+	uint64_t hash;                   /* of name and build-id: dso_tab */
 	char *name;                      /* as recorded, maybe "(deleted)" */
 	const char *short_name;          /* basename of name */
 	char *path;                      /* file to open ("(deleted)" cut) */
@@ -70,8 +69,9 @@ struct symbolizer {
 	char *kallsyms;                  /* owned copy of opts.kallsyms */
 	const struct meta *meta;         /* borrowed */
 	struct threads *threads;         /* process state */
-	struct dso *dsos[DSO_BUCKETS];   /* every binary seen */
-	struct dso *newest;              /* the last made, then ->older */
+	struct dso **dsos;               /* every binary seen, owned */
+	size_t nr_dsos, cap_dsos;
+	struct itab dso_tab;             /* dsos by name and build-id */
 	struct dso kernel;               /* [kernel.kallsyms] */
 	struct kmod *mods;               /* kernel modules, by first seen */
 	uint32_t nr_mods;

@@ -8,10 +8,9 @@
 #include <string.h>
 
 #include "grow.h"
+#include "itab.h"
 #include "search.h"
 #include "threads.h"
-
-#define COMM_BUCKETS 4096
 
 struct u32map {
 	uint32_t *keys; /* key per slot */
@@ -38,12 +37,6 @@ struct proc {
 	uint32_t cap;              /* allocated maps */
 };
 
-struct comm_node {
-	struct comm_node *next; /* bucket chain */
-	struct comm_node *older; /* interned before it: freeing */
-	char name[];            /* NUL-terminated */
-};
-
 struct dead {
 	uint32_t tid; /* exited thread */
 	uint32_t gen; /* its generation at exit */
@@ -52,8 +45,9 @@ struct dead {
 struct threads {
 	struct u32map threads;                  /* tid -> struct thread */
 	struct u32map procs;                    /* pid -> struct proc */
-	struct comm_node *comms[COMM_BUCKETS];  /* interned names */
-	struct comm_node *newest;               /* the last interned */
+	char **comms;                           /* interned names, owned */
+	size_t nr_comms, cap_comms;
+	struct itab comm_tab;                   /* comms by name */
 	struct dead dead[THREADS_MAX_DEAD];     /* ring of exited threads */
 	uint32_t dead_head;                     /* oldest entry */
 	uint32_t dead_nr;                       /* entries in the ring */
@@ -188,42 +182,48 @@ int threads_new(struct threads **out)
 
 void threads_free(struct threads *t)
 {
-	struct comm_node *c, *older;
+	size_t i;
 
 	if (!t)
 		return;
 	u32map_release(&t->threads, free);
 	u32map_release(&t->procs, proc_free);
-	/* not bucket by bucket: a short run would pay for every bucket */
-	for (c = t->newest; c; c = older) {
-		older = c->older;
-		free(c);
-	}
+	for (i = 0; i < t->nr_comms; i++)
+		free(t->comms[i]);
+	free(t->comms);
+	itab_free(&t->comm_tab);
 	free(t);
+}
+
+static bool comm_eq(const void *items, uint32_t item, const void *key)
+{
+	return strcmp(((char *const *)items)[item], key) == 0;
+}
+
+static uint64_t comm_rehash(const void *items, uint32_t item)
+{
+	return itab_hash_str(((char *const *)items)[item]);
 }
 
 static const char *comm_intern(struct threads *t, const char *name)
 {
-	uint32_t h = 2166136261u;
-	const char *p;
-	struct comm_node *c;
-	size_t len = strlen(name);
+	uint64_t h = itab_hash_str(name);
+	uint32_t i = itab_find(&t->comm_tab, h, comm_eq, t->comms, name);
+	char *c;
 
-	for (p = name; *p; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	h &= COMM_BUCKETS - 1;
-	for (c = t->comms[h]; c; c = c->next)
-		if (strcmp(c->name, name) == 0)
-			return c->name;
-	c = malloc(sizeof(*c) + len + 1);
+	if (i != ITAB_NONE)
+		return t->comms[i];
+	if (itab_reserve(&t->comm_tab, 256, UINT32_MAX / 2 + 1, comm_rehash,
+			 t->comms) < 0 ||
+	    grow_array(&t->comms, &t->cap_comms, t->nr_comms + 1,
+		       sizeof(*t->comms), 64, UINT32_MAX / 2) < 0)
+		return NULL;
+	c = strdup(name);
 	if (!c)
 		return NULL;
-	memcpy(c->name, name, len + 1);
-	c->next = t->comms[h];
-	t->comms[h] = c;
-	c->older = t->newest;
-	t->newest = c;
-	return c->name;
+	itab_put(&t->comm_tab, h, (uint32_t)t->nr_comms);
+	t->comms[t->nr_comms++] = c;
+	return c;
 }
 
 static struct proc *proc_get(struct threads *t, uint32_t pid)
