@@ -612,6 +612,49 @@ static int cw_add_run(struct cwriter *w, const struct pipe_record *r,
 	return 0;
 }
 
+/*
+ * Split a batch into its streams' columns: what cw_add_one does for each
+ * record, with the stream of the last record at hand (a batch is one
+ * ring's records, mostly of one stream).
+ */
+static int cw_add_cols(struct cwriter *w, const struct pipe_batch *b,
+		       struct pipe_err *err)
+{
+	struct cw_stream *s = NULL;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < b->nr; i++) {
+		const struct pipe_record *r = &b->recs[i];
+		const struct perf_event_header *h = r->hdr;
+
+		if (r->stream == PIPE_STREAM_SIDEBAND ||
+		    h->size < sizeof(*h) || h->size % 8) {
+			ret = cw_add_one(w, r, err);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (!s || s->id != r->stream) {
+			ret = cw_stream_of(w, r->stream, &s, err);
+			if (ret < 0)
+				return ret;
+		}
+		if (s->len && s->len + h->size > w->opts.block_size) {
+			ret = cw_flush_stream(w, s, err);
+			if (ret < 0)
+				return ret;
+		}
+		ret = tenc_add(s->enc, h, h->size);
+		if (ret < 0)
+			return pipe_err_set(err, ret,
+					    "cannot buffer records: %s",
+					    strerror(-ret));
+		cw_count(w, s, h, r->time, h->size);
+	}
+	return 0;
+}
+
 int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 		struct pipe_err *err)
 {
@@ -622,14 +665,19 @@ int cwriter_add(struct cwriter *w, const struct pipe_batch *b,
 	if (w->finished)
 		return pipe_err_set(err, -EINVAL,
 				    "cannot add records: the file is finished");
+	if (w->cols) {
+		ret = cw_add_cols(w, b, err);
+		if (ret < 0)
+			return ret;
+		return cw_flush_lagging(w, err);
+	}
 	for (i = 0; i < b->nr && ret == 0; i++) {
 		const struct pipe_record *r = &b->recs[i];
 		const struct perf_event_header *h = r->hdr;
 
-		/* columns and stack dumps go record by record; cw_add_one
-		 * holds the sideband and refuses bad sizes */
-		if (w->cols || w->stacks ||
-		    r->stream == PIPE_STREAM_SIDEBAND ||
+		/* stack dumps are cut record by record; cw_add_one holds
+		 * the sideband and refuses bad sizes */
+		if (w->stacks || r->stream == PIPE_STREAM_SIDEBAND ||
 		    h->size < sizeof(*h) || h->size % 8) {
 			cw_pend_copy(&pend);
 			ret = cw_add_one(w, r, err);

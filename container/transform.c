@@ -75,7 +75,9 @@ struct tlayout {
 /* A block being encoded record by record (transform.h). */
 struct tenc {
 	const struct meta *meta;     /* borrowed */
-	struct tbuf cols[COL_COUNT]; /* the columns but CHAIN */
+	struct tbuf cols[COL_COUNT]; /* the columns but CHAIN; their len is
+					kept in `at` while adding */
+	uint8_t *at[COL_COUNT];      /* where each column's next byte goes */
 	uint8_t *big;                /* owned: the head and the columns before
 					CHAIN (its front), CHAIN, then OTHER:
 					the encoded block, CHAIN never moved */
@@ -270,47 +272,58 @@ static void layout_of(const struct meta *m, uint32_t ev, struct tlayout *l)
 /*
  * The encoder's writers do no bounds checks of their own: tenc_add makes
  * sure every column has room for what one record can add (TENC_SMALL_MAX
- * bytes, its own size to CHAIN and OTHER) before it splits it.
+ * bytes, its own size to CHAIN and OTHER) before it splits it.  Each
+ * column is written through its cursor in e->at, loaded once and stored
+ * once per field: a byte stored through a column's pointer could be its
+ * length, as far as the compiler knows, so a length would be loaded
+ * again after every byte.
  */
-static void tput_varint(struct tbuf *b, uint64_t v)
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
-	uint8_t *p = b->p + b->len;
-
 	while (v >= 0x80) {
 		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
 	}
 	*p++ = (uint8_t)v;
-	b->len = (size_t)(p - b->p);
+	return p;
 }
 
-static void tput_delta(struct tbuf *b, uint64_t v, uint64_t *prev)
+static inline uint8_t *put_delta(uint8_t *p, uint64_t v, uint64_t *prev)
 {
 	uint64_t d = v - *prev;
 
 	*prev = v;
-	tput_varint(b, zigzag(d));
+	return put_varint(p, zigzag(d));
 }
 
-static void tput_u64(struct tbuf *b, uint64_t v)
+static inline uint8_t *put_word(uint8_t *p, uint64_t v)
 {
-	put_u64(b->p + b->len, v);
-	b->len += 8;
+	put_u64(p, v);
+	return p + 8;
 }
+
+/* The sample_type of the perf source's samples with call chains: its
+ * split has every field at a constant place. */
+#define TENC_ST_PERF                                                      \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |      \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |        \
+	 PERF_SAMPLE_CALLCHAIN)
 
 /*
- * Split a sample record of `size` bytes with layout l into the columns.
- * Returns false, having written nothing, when the record does not have
- * exactly that layout (it is then copied whole).
+ * Split a sample record of `size` bytes with layout l (sample_type st)
+ * (fixed bytes before a callchain) into the columns.  Returns false,
+ * having written nothing, when the record does not have exactly that
+ * layout (it is then copied whole).  Inlined with st a constant for the
+ * common layout, so that its field tests fold away.
  */
-static bool enc_sample(struct tenc *e, const struct tlayout *l,
-		       const uint8_t *rec, size_t size)
+static inline __attribute__((always_inline)) bool
+enc_sample_st(struct tenc *e, const struct tlayout *l, const uint8_t *rec,
+	      size_t size, uint64_t st, size_t fixed)
 {
-	struct tbuf *c = e->cols;
-	struct tprev *prev = &e->prev;
+	uint8_t **cur = e->at;
+	struct tprev *pv = &e->prev;
 	const uint8_t *p = rec + 8, *chain = NULL;
-	uint64_t st = l->st, nr = 0, ip, j;
-	size_t fixed = l->fixed;
+	uint64_t nr = 0, ip, j;
 	bool drop = false;
 
 	if (size < 8 + fixed)
@@ -325,61 +338,75 @@ static bool enc_sample(struct tenc *e, const struct tlayout *l,
 	} else if (size != 8 + fixed) {
 		return false;
 	}
-	tput_varint(&c[COL_KIND], (uint64_t)l->ev + 1);
-	if (st & PERF_SAMPLE_IP && chain) {
+	cur[COL_KIND] = put_varint(cur[COL_KIND], (uint64_t)l->ev + 1);
+	if (st & PERF_SAMPLE_IP && st & PERF_SAMPLE_CALLCHAIN) {
 		ip = get_u64(p + (st & PERF_SAMPLE_IDENTIFIER ? 8 : 0));
 		j = chain_ip_index(chain, nr);
 		drop = j < nr && get_u64(chain + 8 * j) == ip;
 	}
-	tput_varint(&c[COL_MISC], (uint64_t)(get_u32(rec + 4) & 0xffff) << 1 |
-		    drop);
+	cur[COL_MISC] = put_varint(cur[COL_MISC],
+				   (uint64_t)(get_u32(rec + 4) & 0xffff) << 1 |
+				   drop);
 	if (st & PERF_SAMPLE_IDENTIFIER) {
-		tput_delta(&c[COL_ID], get_u64(p), &prev->identifier);
+		cur[COL_ID] = put_delta(cur[COL_ID], get_u64(p),
+					&pv->identifier);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_IP) {
 		if (!drop)
-			tput_u64(&c[COL_IP], get_u64(p));
+			cur[COL_IP] = put_word(cur[COL_IP], get_u64(p));
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TID) {
 		uint32_t pid = get_u32(p), tid = get_u32(p + 4);
 
-		tput_delta(&c[COL_TID], pid, &prev->pid);
-		tput_varint(&c[COL_TID], zigzag((uint64_t)tid - pid));
+		cur[COL_TID] = put_delta(cur[COL_TID], pid, &pv->pid);
+		cur[COL_TID] = put_varint(cur[COL_TID],
+					  zigzag((uint64_t)tid - pid));
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_TIME) {
-		tput_delta(&c[COL_TIME], get_u64(p), &prev->time);
+		cur[COL_TIME] = put_delta(cur[COL_TIME], get_u64(p), &pv->time);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_ADDR) {
-		tput_u64(&c[COL_ADDR], get_u64(p));
+		cur[COL_ADDR] = put_word(cur[COL_ADDR], get_u64(p));
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_ID) {
-		tput_delta(&c[COL_ID], get_u64(p), &prev->id);
+		cur[COL_ID] = put_delta(cur[COL_ID], get_u64(p), &pv->id);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_STREAM_ID) {
-		tput_delta(&c[COL_ID], get_u64(p), &prev->stream_id);
+		cur[COL_ID] = put_delta(cur[COL_ID], get_u64(p),
+					&pv->stream_id);
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_CPU) {
-		tput_delta(&c[COL_CPU], get_u32(p), &prev->cpu);
-		tput_varint(&c[COL_CPU], get_u32(p + 4));
+		cur[COL_CPU] = put_delta(cur[COL_CPU], get_u32(p), &pv->cpu);
+		cur[COL_CPU] = put_varint(cur[COL_CPU], get_u32(p + 4));
 		p += 8;
 	}
 	if (st & PERF_SAMPLE_PERIOD)
-		tput_delta(&c[COL_PERIOD], get_u64(p), &prev->period);
-	if (chain) {
-		tput_varint(&c[COL_NR], nr);
+		cur[COL_PERIOD] = put_delta(cur[COL_PERIOD], get_u64(p),
+					    &pv->period);
+	if (st & PERF_SAMPLE_CALLCHAIN) {
+		cur[COL_NR] = put_varint(cur[COL_NR], nr);
 		/* the column is u64 LE as the record's words are read: the
 		 * same bytes on any host */
 		memcpy(e->big + e->front + e->chain_len, chain, 8 * nr);
 		e->chain_len += 8 * nr;
 	}
 	return true;
+}
+
+static bool enc_sample(struct tenc *e, const struct tlayout *l,
+		       const uint8_t *rec, size_t size)
+{
+	if (l->st == TENC_ST_PERF)
+		return enc_sample_st(e, l, rec, size, TENC_ST_PERF,
+				     sample_fixed_size(TENC_ST_PERF));
+	return enc_sample_st(e, l, rec, size, l->st, l->fixed);
 }
 
 int tenc_new(struct tenc **out, const struct meta *meta, size_t hint)
@@ -414,8 +441,10 @@ void tenc_reset(struct tenc *e)
 {
 	int i;
 
-	for (i = 0; i < COL_COUNT; i++)
+	for (i = 0; i < COL_COUNT; i++) {
 		e->cols[i].len = 0;
+		e->at[i] = e->cols[i].p;
+	}
 	e->chain_len = 0;
 	e->room = 0;
 	memset(&e->prev, 0, sizeof(e->prev));
@@ -441,9 +470,11 @@ static int tenc_grow(struct tenc *e, size_t need)
 
 		if (i == COL_CHAIN)
 			continue;
+		b->len = (size_t)(e->at[i] - b->p);
 		ret = tbuf_reserve(b, need);
 		if (ret < 0)
 			return ret;
+		e->at[i] = b->p + b->len;
 		if (b->cap - b->len < room)
 			room = b->cap - b->len;
 	}
@@ -499,9 +530,9 @@ int tenc_add(struct tenc *e, const void *rec, size_t size)
 		e->nr_samples++;
 		return 0;
 	}
-	tput_varint(&e->cols[COL_KIND], 0);
-	memcpy(e->cols[COL_OTHER].p + e->cols[COL_OTHER].len, p, size);
-	e->cols[COL_OTHER].len += size;
+	*e->at[COL_KIND]++ = 0;
+	memcpy(e->at[COL_OTHER], p, size);
+	e->at[COL_OTHER] += size;
 	return 0;
 }
 
@@ -518,7 +549,7 @@ size_t tenc_raw_len(const struct tenc *e)
 void tenc_other(const struct tenc *e, const void **out, size_t *len)
 {
 	*out = e->cols[COL_OTHER].p;
-	*len = e->cols[COL_OTHER].len;
+	*len = (size_t)(e->at[COL_OTHER] - e->cols[COL_OTHER].p);
 }
 
 static size_t head_varint(uint8_t *p, uint64_t v)
@@ -560,13 +591,16 @@ static int tenc_big(struct tenc *e, size_t front, size_t n)
 int tenc_finish(struct tenc *e, const void **out, size_t *out_len)
 {
 	uint8_t head[TRANSFORM_HEAD_MAX];
-	size_t hlen = 0, small = 0, total, other = e->cols[COL_OTHER].len;
+	size_t hlen = 0, small = 0, total, other;
 	uint8_t *p;
 	int i, ret;
 
 	/* nothing to split: the block is better stored as it is */
 	if (!e->nr_samples)
 		return -EINVAL;
+	for (i = 0; i < COL_COUNT; i++)
+		e->cols[i].len = (size_t)(e->at[i] - e->cols[i].p);
+	other = e->cols[COL_OTHER].len;
 	head[hlen++] = TRANSFORM_VERSION;
 	hlen += head_varint(head + hlen, e->nr_records);
 	for (i = 0; i < COL_COUNT; i++)
