@@ -24,6 +24,10 @@
 /* Largest dictionary add_dict accepts: what pipe writes (a trained
  * dict_size or a dict_file= is at most 1 MiB). */
 #define ZSTD_DICT_MAX (1u << 20)
+/* Blocks below this many bytes of input take the level `small=`: a
+ * block cut by its flush interval before it filled, whose matches are
+ * fewer, so a higher level costs little and saves a tenth. */
+#define ZSTD_SMALL_BYTES (64u << 10)
 
 struct zstd_dict {
 	uint32_t id;          /* container dictionary id, never 0 */
@@ -38,6 +42,8 @@ struct zstd_state {
 	const struct pipe_host *host; /* borrowed for the instance's life */
 	struct pipe_ctx *ctx;         /* borrowed, passed to host calls */
 	int level;                    /* compression level */
+	int small;                    /* level below ZSTD_SMALL_BYTES, 0: level */
+	int cur;                      /* level the cctx is set to */
 	ZSTD_CCtx *cctx;              /* reused for every block */
 	ZSTD_DCtx *dctx;              /* reused for every block */
 	struct zstd_dict dicts[ZSTD_MAX_DICTS]; /* first nr_dicts used */
@@ -51,6 +57,9 @@ static const struct pipe_param zstd_params[] = {
 	{ "literals", PIPE_PARAM_ENUM, 0, "huffman",
 	  "literals Huffman-coded, or stored raw (faster, a little larger)",
 	  "huffman|raw", 0, 0 },
+	{ "small", PIPE_PARAM_INT, 0, "0",
+	  "compression level for blocks under 64 KiB (0: the same as level)",
+	  NULL, ZSTD_LEVEL_MIN, ZSTD_LEVEL_MAX },
 	{ "hashlog", PIPE_PARAM_INT, 0, "0",
 	  "log2 of the match finder's hash table (0: the level's own; "
 	  "smaller is faster on small blocks)", NULL, 0, 30 },
@@ -110,6 +119,8 @@ static int zstd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->host = host;
 	s->ctx = ctx;
 	s->level = (int)host->arg_int(ctx, "level");
+	s->small = (int)host->arg_int(ctx, "small");
+	s->cur = s->level;
 	s->cctx = ZSTD_createCCtx();
 	s->dctx = ZSTD_createDCtx();
 	if (!s->cctx || !s->dctx) {
@@ -163,6 +174,7 @@ static int zstd_compress(void *state, uint32_t dict_id, const void *src,
 	const ZSTD_CDict *cdict = NULL;
 	struct zstd_dict *d;
 	size_t r;
+	int level;
 
 	if (dict_id) {
 		d = zstd_find_dict(s, dict_id);
@@ -190,6 +202,16 @@ static int zstd_compress(void *state, uint32_t dict_id, const void *src,
 		r = ZSTD_CCtx_refCDict(s->cctx, cdict);
 	if (ZSTD_isError(r))
 		return zstd_fail(s, "select a dictionary in", r);
+	/* a dictionary's blocks keep the level its tables were made at */
+	level = !cdict && s->small && len < ZSTD_SMALL_BYTES ? s->small :
+							      s->level;
+	if (level != s->cur) {
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel,
+					   level);
+		if (ZSTD_isError(r))
+			return zstd_fail(s, "set the level of", r);
+		s->cur = level;
+	}
 	r = ZSTD_compress2(s->cctx, dst, cap, len ? src : zstd_empty, len);
 	if (ZSTD_isError(r))
 		return zstd_fail(s, "compress with", r);

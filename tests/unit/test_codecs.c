@@ -264,6 +264,30 @@ static int level_of(const struct codec_case *cc, struct inst *in, int l)
 	return (int)args_int(in->ctx.args, "level");
 }
 
+/*
+ * small=: a block under 64 KiB takes that level, a larger one the level,
+ * in any order on one instance (small, large, small again).
+ */
+static void test_zstd_small(const struct pipe_plugin *p, uint8_t *buf)
+{
+	static const size_t lens[] = { 32768, 262144, 32768 };
+	size_t with[3], without[3], i;
+	struct inst in;
+
+	fill_perf(buf, 262144);
+	CHECK(inst_open(&in, p, "level=1,small=19") == 0);
+	for (i = 0; i < 3; i++)
+		round_trip(&in, 0, buf, lens[i], &with[i]);
+	inst_close(&in);
+	CHECK(inst_open(&in, p, "level=1") == 0);
+	for (i = 0; i < 3; i++)
+		round_trip(&in, 0, buf, lens[i], &without[i]);
+	inst_close(&in);
+	CHECK(with[0] < without[0]);
+	CHECK(with[1] == without[1]);
+	CHECK(with[2] == with[0]);
+}
+
 static void test_sizes(const struct codec_case *cc,
 		       const struct pipe_plugin *p)
 {
@@ -328,6 +352,7 @@ static void test_sizes(const struct codec_case *cc,
 		/* below zstd's smallest table: refused with a message */
 		CHECK(inst_open(&in, p, "hashlog=3") < 0);
 		CHECK(strstr(in.ctx.err, "zstd") != NULL);
+		test_zstd_small(p, buf);
 	}
 	free(buf);
 }
