@@ -120,7 +120,7 @@ int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
 	size_t got;
 	int ret;
 
-	if (r->map && r->pool)
+	if (r->map && r->pool && r->big_blocks)
 		return cr_header_copy(r, off, b, what, err);
 	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
 	if (ret < 0)
@@ -797,6 +797,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	if (got < total)
 		return cr_torn(r, off, &b, got, err);
 	r->pos = off + total;
+	r->big_blocks = total >= CR_TOUCH_MAPS;
 	/* a pool's decoder checks a mapped block's trailer: see
 	 * cr_header_copy */
 	if (b.type == FMT_DATA && r->map && r->pool)

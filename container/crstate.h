@@ -33,6 +33,10 @@
  * records and record views, by their headers), and what the decode slots
  * keep between blocks in all: past these, blocks wait or buffers go */
 #define CR_INFLIGHT_MAX ((uint64_t)128 << 20)
+/* what the first touch of a mapped page maps (it and its neighbours, the
+ * kernel's fault-around): blocks this long have their headers read with
+ * read_at, shorter ones share their pages with their neighbours */
+#define CR_TOUCH_MAPS (64u << 10)
 /* the mapped file's pages are dropped in aligned pieces of this much, so
  * that a huge page is never split */
 #define CR_DROP_ALIGN ((uintptr_t)2 << 20)
@@ -69,6 +73,9 @@ struct creader {
 	bool map_drop;                /* the mapping is shared: pages read
 				       * may be dropped (MADV_DONTNEED) and
 				       * come back from the file if touched */
+	bool big_blocks;              /* the last block was CR_TOUCH_MAPS
+				       * or longer: with a pool, headers are
+				       * read with read_at (crmap.c) */
 	uintptr_t drop_lo, drop_hi;   /* [lo, hi): mapped pages no one needs,
 				       * for the next job to drop; below lo
 				       * they went already */
