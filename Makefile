@@ -3,10 +3,11 @@
 #   make            build build/pipe and every plugin under build/plugins
 #   make demo       install build deps if missing, build, record, report
 #   make test       deps, then the whole suite on the normal build and on
-#                   an ASan+UBSan build (build-asan/)
+#                   an ASan+UBSan build (build-asan/), and the threaded
+#                   tests on a ThreadSanitizer build (build-tsan/): the
+#                   three builds in one make, their cases in one run
 #   make check      the ASan+UBSan half alone
-#   make tsan       the threaded tests on a ThreadSanitizer build
-#                   (build-tsan/); make test runs it last
+#   make tsan       the ThreadSanitizer part alone
 #   make bench      benchmarks (tests/bench), not part of make test
 #   make fuzz       libFuzzer runs of every harness in tests/fuzz
 #                   (build-fuzz/, clang; FUZZ_SECONDS each, default 60)
@@ -166,7 +167,7 @@ endif
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps demo test check tsan bench install clean plugins tests \
-	fuzz fuzz-fast fuzz-bins
+	fuzz fuzz-fast fuzz-bins test-build-normal test-build-asan test-build-tsan
 all: $(BUILD)/pipe plugins $(BUILD)/plugins.conf
 	$(if $(SKIPPED),@echo "note: skipped plugins (library missing): $(SKIPPED)")
 
@@ -310,28 +311,40 @@ demo: deps
 	$(MAKE) -j2 all $(BUILD)/tests/workloads.stamp
 	@tests/tools/demo.sh $(BUILD)
 
+# The three builds share make's two job slots (no build's last link
+# steps leave a core idle), then one run packs all their cases, longest
+# first.  The sub-makes get no -j: they take their slots from this one.
 test: deps
-	$(MAKE) -j2 tests
-	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
-	@tests/run.sh build build-asan
-	$(MAKE) tsan
+	$(MAKE) -j2 test-build-asan test-build-normal test-build-tsan
+	@tests/run.sh build build-asan build-tsan:$(TSAN_LIST)
+
+test-build-normal:
+	$(MAKE) tests
+test-build-asan:
+	$(MAKE) BUILD=build-asan SAN=1 tests
+test-build-tsan:
+	$(MAKE) BUILD=build-tsan SAN=thread all \
+		$(TSAN_UNITS:%=build-tsan/tests/%) build-tsan/tests/workloads.stamp
 
 check: deps
 	$(MAKE) -j2 BUILD=build-asan SAN=1 tests
 	@tests/run.sh build-asan
 
 # the tests that run threads (parallel block decoding, the recorder),
-# again under ThreadSanitizer: a data race stops the program and fails
-# the case
+# again under ThreadSanitizer (tests/run.sh sets halt_on_error: a data
+# race stops the program and fails the case; the unit tests run only
+# their threaded checks there)
 TSAN_UNITS := test_container_reader test_container_damage \
 	test_container_encoder
 TSAN_TESTS := $(TSAN_UNITS:%=unit/%) e2e/0203- e2e/0206- e2e/1000- \
 	e2e/1009- e2e/1011-
+comma := ,
+empty :=
+space := $(empty) $(empty)
+TSAN_LIST := $(subst $(space),$(comma),$(strip $(TSAN_TESTS)))
 tsan: deps
-	$(MAKE) -j2 BUILD=build-tsan SAN=thread all \
-		$(TSAN_UNITS:%=build-tsan/tests/%) build-tsan/tests/workloads.stamp
-	@TSAN_OPTIONS=halt_on_error=1 PIPE_TEST_THREADED_ONLY=1 \
-		TEST_FILTER="$(TSAN_TESTS)" tests/run.sh build-tsan
+	$(MAKE) -j2 test-build-tsan
+	@tests/run.sh build-tsan:$(TSAN_LIST)
 
 fuzz: deps
 	$(MAKE) -j2 tests

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
-# tests/run.sh BUILD [BUILD...] - run the whole suite once per build dir:
-# unit tests (BUILD/tests/test_*) and end-to-end cases (tests/e2e/*/cmd).
+# tests/run.sh BUILD[:CASES] [BUILD[:CASES]...] - run the whole suite once
+# per build dir: unit tests (BUILD/tests/test_*) and end-to-end cases
+# (tests/e2e/*/cmd).  BUILD:CASES runs on that build only the cases whose
+# name contains one of CASES's comma-separated substrings (make test's
+# ThreadSanitizer build: build-tsan:unit/test_container_reader,e2e/0203-).
+# All the builds' cases run in one pool.  A race stops a ThreadSanitizer
+# build's program (halt_on_error=1 is put before any TSAN_OPTIONS given).
 #
 # An e2e case is a folder tests/e2e/NNNN-name/ with an executable `cmd`
 # (bash), run in a fresh temp dir with PIPE (the binary), BUILD (absolute
@@ -37,6 +42,7 @@ case $limit in
 ''|*[!0-9]*|0) echo "tests/run.sh: TEST_TIMEOUT must be a positive number" >&2; exit 2 ;;
 esac
 umask 022
+export TSAN_OPTIONS=halt_on_error=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}
 res=$(mktemp -d "${TMPDIR:-/tmp}/pipe-suite.XXXXXX")
 trap 'rm -rf "$res"' EXIT
 
@@ -118,17 +124,18 @@ report() { # build name rc secs cpu-secs output
 
 # the task list, in suite order
 t_build=() t_kind=() t_path=() t_name=()
-wanted() { # name
+declare -A only=() # build -> its CASES, space-separated
+matches() { # name substrings (space-separated; empty: any)
 	local f fs
-	[ -z "$filter" ] && return 0
-	read -ra fs <<< "$filter"
+	[ -z "$2" ] && return 0
+	read -ra fs <<< "$2"
 	for f in "${fs[@]}"; do
 		[[ "$1" == *"$f"* ]] && return 0
 	done
 	return 1
 }
 add() { # build kind path name
-	wanted "$4" || return
+	matches "$4" "$filter" && matches "$4" "${only[$1]:-}" || return
 	t_build+=("$1") t_kind+=("$2") t_path+=("$3") t_name+=("$4")
 }
 
@@ -173,8 +180,16 @@ run_order() {
 }
 
 main() {
-	local b t d i
-	for b in "$@"; do
+	local a b t d i builds=()
+	for a in "$@"; do
+		b=${a%%:*}
+		builds+=("$b")
+		if [ "$a" != "$b" ]; then
+			t=${a#*:}
+			only[$b]=${t//,/ }
+		fi
+	done
+	for b in "${builds[@]}"; do
 		for t in "$TOP/$b"/tests/test_*; do
 			[ -x "$t" ] || continue
 			add "$b" unit "$t" "unit/$(basename "$t")"
@@ -200,7 +215,7 @@ main() {
 	flush
 
 	echo
-	for b in "$@"; do
+	for b in "${builds[@]}"; do
 		t=${build_cpu[$b]:-}
 		[ -n "$t" ] && echo "cpu [$b]: $((t / 10)).$((t % 10)) s in its cases"
 	done

@@ -83,9 +83,23 @@ void ct_slow_codec_init(void)
 	slow_codec.compress = slow_compress;
 }
 
+/* gcc says -fsanitize=thread with __SANITIZE_THREAD__, clang with
+ * __has_feature */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CT_TSAN 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) && !defined(CT_TSAN)
+#define CT_TSAN 1
+#endif
+#ifndef CT_TSAN
+#define CT_TSAN 0
+#endif
+
 bool ct_threaded_only(void)
 {
-	return getenv("PIPE_TEST_THREADED_ONLY") != NULL;
+	return CT_TSAN || getenv("PIPE_TEST_THREADED_ONLY") != NULL;
 }
 
 int opens, closes;

@@ -44,8 +44,8 @@ extern struct cr_opts window;
 extern struct cw_opts dict_opts; /* dict_mode, dict_size, dict_data */
 extern void *codec_state;
 
-/* true in the ThreadSanitizer run (PIPE_TEST_THREADED_ONLY set): each
- * test binary runs only its checks on several threads */
+/* true on the ThreadSanitizer build (or with PIPE_TEST_THREADED_ONLY
+ * set): each test binary runs only its checks on several threads */
 bool ct_threaded_only(void);
 
 int codec_open(void *opaque, uint32_t codec_id, const struct pipe_plugin **p,
