@@ -133,7 +133,8 @@ fi
 cc -O2 -std=c11 -D_GNU_SOURCE -I"$TOP/symbolizer" -I"$TOP/lib" \
 	-o "$BUILD/bench/llvm_syms" "$TOP/tests/bench/llvm_syms.c" \
 	"$BUILD/obj/symbolizer/symtab.o" "$BUILD/obj/symbolizer/elfsyms.o" \
-	"$BUILD/obj/lib/trust.o" "$BUILD/obj/lib/err.o" -lelf -liberty ||
+	"$BUILD/obj/lib/trust.o" "$BUILD/obj/lib/err.o" "$BUILD/obj/lib/grow.o" \
+	-lelf -liberty ||
 	fail "cannot build llvm_syms"
 read -r syms mid lo hi <<< "$("$BUILD/bench/llvm_syms" "$lib")"
 printf 'libLLVM load and sort: %s (%s functions): median %s ms CPU (min %s, max %s), target 10 ms\n' \
