@@ -108,39 +108,6 @@ int cr_fetch(struct creader *r, uint64_t off, size_t n,
 	return 0;
 }
 
-/*
- * Read and check the block header at off: 0 with *what set (*b filled
- * when it is CR_HDR_GOOD), or a negative errno when reading failed.
- */
-int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
-		 enum cr_hdr *what, struct pipe_err *err)
-{
-	const uint8_t *p;
-	uint32_t size;
-	size_t got;
-	int ret;
-
-	if (r->map && r->pool && r->big_blocks)
-		return cr_header_copy(r, off, b, what, err);
-	ret = cr_fetch(r, off, FMT_BLOCK_HDR_SIZE, &p, &got, err);
-	if (ret < 0)
-		return ret;
-	if (got < FMT_BLOCK_HDR_SIZE) {
-		*what = got == 0 ? CR_HDR_EOF : CR_HDR_SHORT;
-		return 0;
-	}
-	size = fmt_get16(p + FMT_BH_HDR_SIZE);
-	if (fmt_get32(p) == FMT_BLOCK_MAGIC && size > FMT_BLOCK_HDR_SIZE &&
-	    size <= FMT_BLOCK_HDR_MAX) {
-		ret = cr_fetch(r, off, size, &p, &got, err);
-		if (ret < 0)
-			return ret;
-	}
-	*what = fmt_block_decode(b, p, got, r->salt) < 0 ? CR_HDR_BAD
-							 : CR_HDR_GOOD;
-	return 0;
-}
-
 static const char *cr_stream_name(uint32_t stream, char *buf, size_t cap)
 {
 	if (stream == PIPE_STREAM_SIDEBAND)
@@ -498,40 +465,6 @@ static int cr_lost_block(struct creader *r, const uint8_t *p, size_t len)
 	return 0;
 }
 
-/* Look for the next good block header after `from`; *found or MAX. */
-int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
-	      struct pipe_err *err)
-{
-	uint64_t at = (from + 8) & ~(uint64_t)7;
-	struct fmt_block b;
-	enum cr_hdr what;
-	const uint8_t *p;
-	size_t got;
-	int ret;
-
-	*found = UINT64_MAX;
-	for (;; at += 8) {
-		/* a mapped file: skip to the next magic in place */
-		while (r->map && at + FMT_BLOCK_HDR_SIZE <= r->size &&
-		       fmt_get32(r->map + at) != FMT_BLOCK_MAGIC)
-			at += 8;
-		ret = cr_fetch(r, at, FMT_BLOCK_HDR_SIZE, &p, &got, err);
-		if (ret < 0)
-			return ret;
-		if (got < FMT_BLOCK_HDR_SIZE)
-			return 0;
-		if (fmt_get32(p) != FMT_BLOCK_MAGIC)
-			continue;
-		ret = cr_header_at(r, at, &b, &what, err);
-		if (ret < 0)
-			return ret;
-		if (what == CR_HDR_GOOD) {
-			*found = at;
-			return 0;
-		}
-	}
-}
-
 static int cr_torn(struct creader *r, uint64_t off, const struct fmt_block *b,
 		   uint64_t bytes, struct pipe_err *err)
 {
@@ -799,7 +732,7 @@ static int cr_step(struct creader *r, struct pipe_err *err)
 	r->pos = off + total;
 	r->big_blocks = total >= CR_TOUCH_MAPS;
 	/* a pool's decoder checks a mapped block's trailer: see
-	 * cr_header_copy */
+	 * cr_header_at */
 	if (b.type == FMT_DATA && r->map && r->pool)
 		return cr_data_block(r, &b, p + b.hdr_size, off,
 				     p + total - FMT_TRAILER_SIZE, false, err);

@@ -1,7 +1,8 @@
 /*
  * crindex.c - finding blocks without reading them: the INDEX chain walked
  * back from END, or a scan of the block headers when there is none; the
- * plan of a window read and the summary of `pipe info`.
+ * plan of a window read and the summary of `pipe info`; reading a block
+ * header, and the next good one after damage.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -9,6 +10,55 @@
 #include <string.h>
 
 #include "crstate.h"
+
+/* Bytes [off, off + n) of a block header at *p: in place, or copied to
+ * `copy` when it is not NULL (*got grows then). */
+static int cr_header_bytes(struct creader *r, uint64_t off, size_t n,
+			   uint8_t *copy, const uint8_t **p, size_t *got,
+			   struct pipe_err *err)
+{
+	if (!copy)
+		return cr_fetch(r, off, n, p, got, err);
+	*p = copy;
+	return cr_read_copy(r, off, copy, n, got, err);
+}
+
+/*
+ * Read and check the block header at off: 0 with *what set (*b filled
+ * when it is CR_HDR_GOOD), or a negative errno when reading failed.  A
+ * mapped file read by a pool, in blocks of CR_TOUCH_MAPS or more, has
+ * its headers read with read_at: the first touch of a page maps it and
+ * its neighbours (about 0.7 us a page on a tmpfs), and the thread that
+ * should map a block's pages is the decoder that checks it.
+ */
+int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
+		 enum cr_hdr *what, struct pipe_err *err)
+{
+	uint8_t buf[FMT_BLOCK_HDR_MAX];
+	uint8_t *copy = r->map && r->pool && r->big_blocks ? buf : NULL;
+	const uint8_t *p;
+	uint32_t size;
+	size_t got = 0;
+	int ret;
+
+	ret = cr_header_bytes(r, off, FMT_BLOCK_HDR_SIZE, copy, &p, &got, err);
+	if (ret < 0)
+		return ret;
+	if (got < FMT_BLOCK_HDR_SIZE) {
+		*what = got == 0 ? CR_HDR_EOF : CR_HDR_SHORT;
+		return 0;
+	}
+	size = fmt_get16(p + FMT_BH_HDR_SIZE);
+	if (fmt_get32(p) == FMT_BLOCK_MAGIC && size > FMT_BLOCK_HDR_SIZE &&
+	    size <= FMT_BLOCK_HDR_MAX) {
+		ret = cr_header_bytes(r, off, size, copy, &p, &got, err);
+		if (ret < 0)
+			return ret;
+	}
+	*what = fmt_block_decode(b, p, got, r->salt) < 0 ? CR_HDR_BAD
+							 : CR_HDR_GOOD;
+	return 0;
+}
 
 static int cr_add_entry(struct creader *r, uint64_t off, uint32_t type,
 			uint32_t stream, uint64_t t_min, uint64_t t_max,
@@ -430,4 +480,38 @@ out:
 	if (ret != 0)
 		memset(st, 0, sizeof(*st));
 	return ret;
+}
+
+/* Look for the next good block header after `from`; *found or MAX. */
+int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
+	      struct pipe_err *err)
+{
+	uint64_t at = (from + 8) & ~(uint64_t)7;
+	struct fmt_block b;
+	enum cr_hdr what;
+	const uint8_t *p;
+	size_t got;
+	int ret;
+
+	*found = UINT64_MAX;
+	for (;; at += 8) {
+		/* a mapped file: skip to the next magic in place */
+		while (r->map && at + FMT_BLOCK_HDR_SIZE <= r->size &&
+		       fmt_get32(r->map + at) != FMT_BLOCK_MAGIC)
+			at += 8;
+		ret = cr_fetch(r, at, FMT_BLOCK_HDR_SIZE, &p, &got, err);
+		if (ret < 0)
+			return ret;
+		if (got < FMT_BLOCK_HDR_SIZE)
+			return 0;
+		if (fmt_get32(p) != FMT_BLOCK_MAGIC)
+			continue;
+		ret = cr_header_at(r, at, &b, &what, err);
+		if (ret < 0)
+			return ret;
+		if (what == CR_HDR_GOOD) {
+			*found = at;
+			return 0;
+		}
+	}
 }

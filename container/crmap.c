@@ -1,8 +1,8 @@
 /*
  * crmap.c - reading a file the source maps whole: the block headers read
  * with read_at while decoders read the blocks (the first touch of a page
- * maps it, on the thread that touches it), and the pages of blocks read
- * dropped as the read goes, by the decoders.
+ * maps it, on the thread that touches it; see cr_header_at), and the
+ * pages of blocks read dropped as the read goes, by the decoders.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -48,9 +48,8 @@ bool cr_map_is_shared(const void *base, uint64_t len)
 	return ok;
 }
 
-/* n bytes at off into buf with read_at; *got grows (short: the end). */
-static int cr_read_copy(struct creader *r, uint64_t off, uint8_t *buf,
-			size_t n, size_t *got, struct pipe_err *err)
+int cr_read_copy(struct creader *r, uint64_t off, uint8_t *buf, size_t n,
+		 size_t *got, struct pipe_err *err)
 {
 	struct crash_site site;
 	size_t more;
@@ -68,41 +67,6 @@ static int cr_read_copy(struct creader *r, uint64_t off, uint8_t *buf,
 			break;
 		*got += more;
 	}
-	return 0;
-}
-
-/* The header is read with read_at, not through the mapping, so that the
- * decoder that checks the block is the thread that maps its pages (the
- * first touch of a page maps it and its neighbours, 64 KiB at about 0.7
- * us a page on a tmpfs): worth a system call for blocks at least that
- * long. */
-int cr_header_copy(struct creader *r, uint64_t off, struct fmt_block *b,
-		   enum cr_hdr *what, struct pipe_err *err)
-{
-	uint8_t hdr[FMT_BLOCK_HDR_MAX];
-	uint64_t avail = off < r->size ? r->size - off : 0;
-	size_t got = 0;
-	uint32_t size;
-	int ret;
-
-	ret = cr_read_copy(r, off, hdr, avail < FMT_BLOCK_HDR_SIZE ?
-			   (size_t)avail : FMT_BLOCK_HDR_SIZE, &got, err);
-	if (ret < 0)
-		return ret;
-	if (got < FMT_BLOCK_HDR_SIZE) {
-		*what = got == 0 ? CR_HDR_EOF : CR_HDR_SHORT;
-		return 0;
-	}
-	size = fmt_get16(hdr + FMT_BH_HDR_SIZE);
-	if (fmt_get32(hdr) == FMT_BLOCK_MAGIC && size > FMT_BLOCK_HDR_SIZE &&
-	    size <= FMT_BLOCK_HDR_MAX) {
-		ret = cr_read_copy(r, off, hdr, avail < size ? (size_t)avail :
-				   size, &got, err);
-		if (ret < 0)
-			return ret;
-	}
-	*what = fmt_block_decode(b, hdr, got, r->salt) < 0 ? CR_HDR_BAD
-							   : CR_HDR_GOOD;
 	return 0;
 }
 

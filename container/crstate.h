@@ -1,10 +1,11 @@
 /*
  * crstate.h - the container reader's state, shared by its files and by
  * no one else: creader.c (the forward walk, damage, the records),
- * crindex.c (the index, or a scan of the headers, and the plan of a
- * window read), cropen.c (the file header, the metadata, open and
- * free), crmap.c (a mapped file: headers by read_at, pages dropped once
- * read).  The reader's interface is container.h.
+ * crindex.c (block headers; the index, or a scan of the headers, the
+ * plan of a window read, the next good header after damage), cropen.c
+ * (the file header, the metadata, open and free), crmap.c (a mapped
+ * file: headers by read_at, pages dropped once read).  The reader's
+ * interface is container.h.
  */
 #ifndef PIPE_CRSTATE_H
 #define PIPE_CRSTATE_H
@@ -135,32 +136,32 @@ enum cr_hdr {
  * *got says how many (fewer than n only at the end of the file). */
 int cr_fetch(struct creader *r, uint64_t off, size_t n,
 	     const uint8_t **p, size_t *got, struct pipe_err *err);
-/* Read and check the block header at off: 0 with *what set (*b filled
- * when it is CR_HDR_GOOD), or a negative errno when reading failed. */
-int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
-		 enum cr_hdr *what, struct pipe_err *err);
 /* Report r->line: one damage line, or -EIO under strict=on. */
 int cr_damage(struct creader *r, struct pipe_err *err);
 bool cr_stream_wanted(const struct creader *r, uint32_t stream);
 /* Set the window from the first record time, once known. */
 void cr_window(struct creader *r, uint64_t origin);
-/* Look for the next good block header after `from`; *found or MAX. */
-int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
-	      struct pipe_err *err);
 
 /* crmap.c */
 /* Is [base, base + len) mapped shared (MAP_SHARED), in one or more
  * mappings?  Only such pages may be dropped and come back from the file. */
 bool cr_map_is_shared(const void *base, uint64_t len);
-/* cr_header_at of a mapped file read by a pool: the header read with
- * read_at, its pages left for the decoder to map. */
-int cr_header_copy(struct creader *r, uint64_t off, struct fmt_block *b,
-		   enum cr_hdr *what, struct pipe_err *err);
+/* n bytes at off into buf with the source's read_at, not through the
+ * mapping; *got grows (fewer than n only at the end of the file). */
+int cr_read_copy(struct creader *r, uint64_t off, uint8_t *buf, size_t n,
+		 size_t *got, struct pipe_err *err);
 /* Give j the mapped pages before the block at off that no one reads any
  * more (r->map_drop), for its decoder to drop. */
 void cr_drop_before(struct creader *r, uint64_t off, struct cb_job *j);
 
 /* crindex.c */
+/* Read and check the block header at off: 0 with *what set (*b filled
+ * when it is CR_HDR_GOOD), or a negative errno when reading failed. */
+int cr_header_at(struct creader *r, uint64_t off, struct fmt_block *b,
+		 enum cr_hdr *what, struct pipe_err *err);
+/* Look for the next good block header after `from`; *found or MAX. */
+int cr_resync(struct creader *r, uint64_t from, uint64_t *found,
+	      struct pipe_err *err);
 /* The blocks of a clean file from its END block and INDEX chain: 0, or 1
  * when there is none or it is damaged (the caller scans instead). */
 int cr_read_index(struct creader *r, struct pipe_err *err);
