@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "pipe_plugin.h"
+#include "grow.h"
 #include "pdread.h"
 #include "sideband.h"
 
@@ -33,9 +34,9 @@ struct pdsrc {
 	struct pdread *rd;            /* owned */
 	uint32_t nr_streams;          /* CPU streams 0..n-1 are CPUs */
 	/* records read ahead while building the metadata, handed out first */
-	uint8_t *ahead;               /* owned copies, back to back */
-	size_t ahead_len, ahead_pos;
-	bool ahead_round;             /* a round ended at ahead_len */
+	struct bytebuf ahead;         /* owned copies, back to back */
+	size_t ahead_pos;
+	bool ahead_round;             /* a round ended at ahead.len */
 	/* the batch */
 	uint8_t *arena;               /* ARENA_CAP bytes of record copies */
 	struct pipe_record *recs;     /* BATCH_RECS entries */
@@ -117,7 +118,7 @@ static void pdsrc_close(void *state)
 	pdread_free(s->rd);
 	if (s->fd > STDIN_FILENO)
 		close(s->fd);
-	free(s->ahead);
+	free(s->ahead.p);
 	free(s->arena);
 	free(s->recs);
 	free(s);
@@ -137,11 +138,10 @@ static int read_fail(struct pdsrc *s, int ret)
 static int read_ahead(struct pdsrc *s)
 {
 	const struct perf_event_header *h;
-	size_t cap = 0, n = 0;
-	uint8_t *grown;
+	size_t n = 0;
 	int ret;
 
-	while (n < AHEAD_RECS && s->ahead_len < AHEAD_BYTES) {
+	while (n < AHEAD_RECS && s->ahead.len < AHEAD_BYTES) {
 		ret = pdread_next(s->rd, &h);
 		if (ret == PDREAD_END) {
 			s->ended = true;
@@ -149,15 +149,8 @@ static int read_ahead(struct pdsrc *s)
 		}
 		if (ret < 0)
 			return read_fail(s, ret);
-		if (s->ahead_len + h->size > cap) {
-			cap = cap ? 2 * cap : (64u << 10);
-			grown = realloc(s->ahead, cap);
-			if (!grown)
-				return -ENOMEM;
-			s->ahead = grown;
-		}
-		memcpy(s->ahead + s->ahead_len, h, h->size);
-		s->ahead_len += h->size;
+		if (bytebuf_put(&s->ahead, h, h->size) < 0)
+			return -ENOMEM;
 		n++;
 		if (h->type == PERF_RECORD_SAMPLE)
 			break;
@@ -394,8 +387,8 @@ static int pdsrc_read(void *state, struct pipe_batch *out)
 	out->nr = 0;
 	out->flags = 0;
 	while (out->nr < BATCH_RECS && used + 65536 <= ARENA_CAP) {
-		if (s->ahead_pos < s->ahead_len) {
-			h = (const void *)(s->ahead + s->ahead_pos);
+		if (s->ahead_pos < s->ahead.len) {
+			h = (const void *)(s->ahead.p + s->ahead_pos);
 			s->ahead_pos += h->size;
 		} else if (s->ended) {
 			break;

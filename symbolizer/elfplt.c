@@ -168,37 +168,27 @@ static long plt_rels(const struct plt_secs *ps, uint64_t max,
 	return (long)n;
 }
 
-struct plt_names {
-	char *buf;   /* NUL-separated names */
-	size_t len;  /* bytes used */
-	size_t cap;  /* bytes allocated */
-};
-
 /* Append "NAME@plt" (or perf's "offset_0xOFF@plt" when the relocation
- * names nothing); *at gets its offset.  0 or -ENOMEM. */
+ * names nothing) to the stubs' NUL-separated names pn; *at gets its
+ * offset.  0 or -ENOMEM. */
 static int plt_name(Elf *elf, Elf_Data *syms, size_t strndx, uint32_t idx,
-		    uint64_t file_off, const char *known, struct plt_names *pn,
+		    uint64_t file_off, const char *known, struct bytebuf *pn,
 		    size_t *at)
 {
 	const char *name = known;
 	GElf_Sym sym;
+	char *end;
 	int n;
 
-	if (pn->cap - pn->len < PLT_NAME_MAX) {
-		size_t cap = pn->cap * 2 + PLT_NAME_MAX;
-		char *b = realloc(pn->buf, cap);
-
-		if (!b)
-			return -ENOMEM;
-		pn->buf = b;
-		pn->cap = cap;
-	}
+	if (bytebuf_reserve(pn, PLT_NAME_MAX) < 0)
+		return -ENOMEM;
+	end = (char *)pn->p + pn->len;
 	if (!name && idx != 0 && syms && gelf_getsym(syms, (int)idx, &sym))
 		name = elf_strptr(elf, strndx, sym.st_name);
 	if (name && *name)
-		n = snprintf(pn->buf + pn->len, PLT_NAME_MAX, "%s@plt", name);
+		n = snprintf(end, PLT_NAME_MAX, "%s@plt", name);
 	else
-		n = snprintf(pn->buf + pn->len, PLT_NAME_MAX,
+		n = snprintf(end, PLT_NAME_MAX,
 			     "offset_%#" PRIx64 "@plt", file_off);
 	if (n < 0)
 		n = 0;
@@ -213,17 +203,18 @@ static int plt_name(Elf *elf, Elf_Data *syms, size_t strndx, uint32_t idx,
 struct plt_sym {
 	uint64_t addr;
 	uint64_t size;
-	size_t name; /* offset into plt_names */
+	size_t name; /* offset into the names */
 };
 
-static int plt_add_all(const struct plt_names *pn, const struct plt_sym *ps,
+static int plt_add_all(const struct bytebuf *pn, const struct plt_sym *ps,
 		       size_t nr, struct symtab **plt, struct pipe_err *err)
 {
 	struct symtab_builder *b = NULL;
 	size_t i;
 	int ret;
 
-	ret = symtab_builder_new(&b, pn->buf, pn->len, nr, err);
+	ret = symtab_builder_new(&b, (const char *)pn->p, pn->len, nr,
+				 err);
 	if (ret < 0)
 		return ret;
 	for (i = 0; i < nr && ret == 0; i++)
@@ -348,7 +339,7 @@ static int glob_dat_table(Elf_Data *rd, size_t nr, struct pairs *t)
  * Entries that decode otherwise are left out.  0 or -ENOMEM.
  */
 static int pltgot_add(Elf *elf, const struct plt_secs *ps,
-		      struct plt_names *pn, struct plt_sym *out,
+		      struct bytebuf *pn, struct plt_sym *out,
 		      size_t *nr_out, size_t cap)
 {
 	Elf_Data *code = elf_getdata(ps->got_scn, NULL);
@@ -401,7 +392,7 @@ static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 		     struct symtab **plt, struct pipe_err *err)
 {
 	const GElf_Shdr *area = ps->has_sec ? &ps->sec : &ps->plt;
-	struct plt_names pn = { 0 };
+	struct bytebuf pn = { 0 };
 	struct plt_sym *out = NULL;
 	struct plt_rel *rels = NULL;
 	uint64_t header = 0, entry = 0, start;
@@ -459,7 +450,7 @@ static int plt_build(Elf *elf, const struct plt_secs *ps, const char *path,
 		ret = plt_name(elf, NULL, 0, 0, 0, NULL, &pn, &out[0].name);
 		if (ret < 0)
 			goto out;
-		memcpy(pn.buf + out[0].name, ".plt", 5);
+		memcpy(pn.p + out[0].name, ".plt", 5);
 		out[0].addr = ps->plt.sh_addr;
 		out[0].size = ps->has_sec ? ps->plt.sh_size : header;
 		nr_out = 1;
@@ -497,7 +488,7 @@ out:
 			     strerror(-ret));
 out_quiet:
 	free(ifuncs.v);
-	free(pn.buf);
+	free(pn.p);
 	free(out);
 	free(rels);
 	return ret;

@@ -20,6 +20,7 @@
 
 #include "err.h"
 #include "fdio.h"
+#include "grow.h"
 #include "kcache.h"
 #include "trust.h"
 #include "xxh.h"
@@ -30,30 +31,20 @@
 
 int kcache_read_fd(int fd, char **buf, size_t *len)
 {
-	size_t cap = 1 << 16, n = 0;
-	char *b = malloc(cap);
+	size_t cap = 0, n = 0;
+	char *b = NULL;
 	int ret = 0;
 
-	if (!b)
-		return -ENOMEM;
 	for (;;) {
 		size_t want;
 		ssize_t got;
 
-		if (cap - n < 2) {
-			char *nb;
-
-			if (cap >= KCACHE_TEXT_MAX) {
+		/* room for one byte more and the NUL */
+		ret = grow_array(&b, &cap, n + 2, 1, 1 << 16, KCACHE_TEXT_MAX);
+		if (ret < 0) {
+			if (ret == -E2BIG)
 				ret = -EFBIG;
-				break;
-			}
-			nb = realloc(b, cap * 2);
-			if (!nb) {
-				ret = -ENOMEM;
-				break;
-			}
-			b = nb;
-			cap *= 2;
+			break;
 		}
 		want = cap - n - 1;
 		got = fdio_read_full(fd, b + n, want);

@@ -11,6 +11,7 @@
 
 #include "elfsyms.h"
 #include "err.h"
+#include "grow.h"
 #include "minidebug.h"
 #include "symtab.h"
 
@@ -45,8 +46,8 @@ static int inflate_xz(const void *in, size_t len, uint8_t **out,
 		      size_t *out_len)
 {
 	lzma_stream z = LZMA_STREAM_INIT;
-	size_t cap = len * 4 + 4096;
-	uint8_t *buf = NULL, *n;
+	size_t cap = 0;
+	uint8_t *buf = NULL;
 	lzma_ret r;
 	int ret = 0;
 
@@ -55,21 +56,14 @@ static int inflate_xz(const void *in, size_t len, uint8_t **out,
 	z.next_in = in;
 	z.avail_in = len;
 	do {
-		if (z.total_out == cap || !buf) {
-			if (buf)
-				cap *= 2;
-			if (cap > MINIDEBUG_IMAGE_MAX)
-				cap = MINIDEBUG_IMAGE_MAX;
-			if (buf && z.total_out == cap) {
-				ret = -EINVAL; /* over the limit */
+		if (z.total_out == cap) {
+			ret = grow_array(&buf, &cap, cap + 1, 1, len * 4 + 4096,
+					 MINIDEBUG_IMAGE_MAX);
+			if (ret < 0) {
+				if (ret == -E2BIG)
+					ret = -EINVAL; /* over the limit */
 				break;
 			}
-			n = realloc(buf, cap);
-			if (!n) {
-				ret = -ENOMEM;
-				break;
-			}
-			buf = n;
 		}
 		z.next_out = buf + z.total_out;
 		z.avail_out = cap - z.total_out;

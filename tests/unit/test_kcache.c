@@ -5,8 +5,8 @@
  * is a text symbol or _text.  The binary image beside it: saved and
  * mapped back byte for byte, not used when damaged, stale images removed;
  * a table over saved parts answers as the table it was saved from, and
- * parts that are no table are refused.  Skips where /proc/kallsyms shows
- * no addresses.
+ * parts that are no table are refused.  Whole reads of a file around the
+ * first room.  Skips where /proc/kallsyms shows no addresses.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -177,6 +177,36 @@ static void test_image(void)
 	unsetenv("PIPE_KALLSYMS_CACHE");
 }
 
+/* Whole reads of a pipe around the first room (64 KiB): every byte, and
+ * a NUL after them. */
+static void test_read_fd(void)
+{
+	static const size_t sizes[] = { 0, 65534, 65535, 65536, 200000 };
+	static char want[200000];
+	size_t i, j, len;
+	char *got;
+	FILE *f;
+
+	for (j = 0; j < sizeof(want); j++)
+		want[j] = (char)('a' + j % 26);
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		f = tmpfile();
+		CHECK(f && fwrite(want, 1, sizes[i], f) == sizes[i]);
+		if (!f)
+			continue;
+		fflush(f);
+		rewind(f);
+		if (kcache_read_fd(fileno(f), &got, &len) == 0) {
+			CHECK(len == sizes[i] && !memcmp(got, want, len) &&
+			      got[len] == '\0');
+			free(got);
+		} else {
+			CHECK(!"kcache_read_fd failed");
+		}
+		fclose(f);
+	}
+}
+
 int main(void)
 {
 	char *a, *b, path[600], stale[600];
@@ -185,6 +215,7 @@ int main(void)
 	FILE *f;
 
 	unsetenv("PIPE_KALLSYMS_CACHE");
+	test_read_fd();
 	snprintf(dir, sizeof(dir), "/tmp/pipe-kcache.XXXXXX");
 	if (!mkdtemp(dir))
 		return 1;
