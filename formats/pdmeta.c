@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "pdrstate.h"
 #include "search.h"
 
@@ -51,9 +52,10 @@ static void set_string(char **dst, const uint8_t *p, size_t len)
 
 static void set_cmdline(struct pdread *r, const uint8_t *p, size_t len)
 {
+	struct bytebuf out = { .max = 64u << 10 };
+	size_t used, off = 4, wl;
 	uint32_t nr, i;
-	size_t used, off = 4, total = 0, wl;
-	char *out = NULL, *w, *grown;
+	char *w;
 
 	if (len < 4)
 		return;
@@ -64,45 +66,37 @@ static void set_cmdline(struct pdread *r, const uint8_t *p, size_t len)
 			break;
 		off += used;
 		wl = strlen(w);
-		if (total + wl + 2 > (64u << 10)) {
+		/* the word, a space before it, a NUL after it */
+		if (bytebuf_reserve(&out, wl + 2) < 0) {
 			free(w);
 			break;
 		}
-		grown = realloc(out, total + wl + 2);
-		if (!grown) {
-			free(w);
-			break;
-		}
-		out = grown;
-		if (total)
-			out[total++] = ' ';
-		memcpy(out + total, w, wl + 1);
-		total += wl;
+		if (out.len)
+			out.p[out.len++] = ' ';
+		memcpy(out.p + out.len, w, wl + 1);
+		out.len += wl;
 		free(w);
 	}
-	if (out) {
+	if (out.p) {
 		free(r->info.cmdline);
-		r->info.cmdline = out;
+		r->info.cmdline = (char *)out.p;
 	}
 }
 
 void pdr_add_build_id(struct pdread *r, const uint8_t *p, size_t size)
 {
-	struct pdread_build_id *b, *grown;
+	struct pdread_build_id *b;
 	uint16_t misc;
 	size_t text;
 
 	if (size <= PD_BUILD_ID_NAME_OFF ||
 	    r->info.nr_build_ids >= PDREAD_BUILD_IDS_MAX)
 		return;
-	if ((r->info.nr_build_ids & (r->info.nr_build_ids - 1)) == 0) {
-		grown = realloc(r->info.build_ids,
-				(r->info.nr_build_ids ? 2 * r->info.nr_build_ids
-						      : 16) * sizeof(*grown));
-		if (!grown)
-			return;
-		r->info.build_ids = grown;
-	}
+	if (grow_array(&r->info.build_ids, &r->cap_build_ids,
+		       (size_t)r->info.nr_build_ids + 1,
+		       sizeof(*r->info.build_ids), 16,
+		       PDREAD_BUILD_IDS_MAX) < 0)
+		return;
 	b = &r->info.build_ids[r->info.nr_build_ids];
 	memcpy(&misc, p + 4, 2);
 	b->misc = misc;

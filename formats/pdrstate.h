@@ -23,6 +23,7 @@ struct pdread {
 	char *name;               /* owned, for messages */
 	char msg[512];            /* the last error */
 	struct pdread_info info;
+	size_t cap_build_ids;     /* allocated info.build_ids */
 	struct pdread_stats st;
 	bool started;             /* a kernel record was returned */
 	/* the forward reader */

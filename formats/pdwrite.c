@@ -15,6 +15,7 @@
 #include <zstd.h>
 
 #include "fdio.h"
+#include "grow.h"
 #include "pdwrite.h"
 
 #define OUT_CAP (1u << 20)     /* output buffer */
@@ -62,6 +63,7 @@ struct pdwrite {
 	uint32_t since_round;
 	struct bid *bids;
 	uint32_t nr_bids;
+	size_t cap_bids;
 	bool failed;               /* an earlier write failed */
 };
 
@@ -545,17 +547,13 @@ int pdwrite_round(struct pdwrite *w)
 int pdwrite_build_id(struct pdwrite *w, const char *path, const uint8_t *id,
 		     uint32_t len, bool kernel)
 {
-	struct bid *b, *grown;
+	struct bid *b;
 
 	if (!len || len > PD_BUILD_ID_MAX || w->nr_bids >= PDWRITE_BUILD_IDS_MAX)
 		return 0;
-	if ((w->nr_bids & (w->nr_bids - 1)) == 0) {
-		grown = realloc(w->bids, (w->nr_bids ? 2 * w->nr_bids : 16) *
-					 sizeof(*grown));
-		if (!grown)
-			return -ENOMEM;
-		w->bids = grown;
-	}
+	if (grow_array(&w->bids, &w->cap_bids, (size_t)w->nr_bids + 1,
+		       sizeof(*w->bids), 16, PDWRITE_BUILD_IDS_MAX) < 0)
+		return -ENOMEM;
 	b = &w->bids[w->nr_bids];
 	b->path = strdup(path);
 	if (!b->path)
