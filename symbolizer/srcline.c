@@ -16,12 +16,12 @@
 
 #include "err.h"
 #include "grow.h"
+#include "itab.h"
 #include "search.h"
 #include "srcline.h"
 #include "trust.h"
 
-#define CACHE_BITS_MIN 10
-#define NAME_BUCKETS 1024
+#define TAB_FIRST 1024 /* slots of the tables' first room */
 /* Address ranges indexed per binary (a libc has a few thousand). */
 #define MAX_RANGES (UINT32_C(1) << 22)
 
@@ -33,7 +33,6 @@ struct cu_range {
 
 /* One cached address. */
 struct entry {
-	struct entry *next;                 /* hash chain */
 	uint64_t vaddr;
 	bool demangle;                      /* names demangled */
 	struct pipe_srcline out;
@@ -42,7 +41,6 @@ struct entry {
 
 /* A demangled function name, kept for sl's life. */
 struct shown {
-	struct shown *next;
 	const char *mangled; /* the DWARF's string (the key, by pointer) */
 	char *name;          /* malloc'ed */
 };
@@ -52,10 +50,12 @@ struct srcline {
 	Dwarf *dbg;
 	struct cu_range *ranges; /* sorted by lo */
 	uint32_t nr_ranges;
-	uint32_t nr_cached;
-	struct entry **cache;    /* 1 << cache_bits chains, or NULL */
-	uint32_t cache_bits;
-	struct shown *names[NAME_BUCKETS];
+	struct entry **cache;    /* owned, the addresses answered */
+	size_t nr_cached, cap_cached;
+	struct itab cache_tab;   /* cache by address */
+	struct shown *names;     /* owned */
+	size_t nr_names, cap_names;
+	struct itab names_tab;   /* names by the DWARF's string */
 	struct entry *scratch;   /* the last answer when the cache is full */
 };
 
@@ -159,24 +159,14 @@ void srcline_free(struct srcline *sl)
 
 	if (!sl)
 		return;
-	for (i = 0; sl->cache && i < (size_t)1 << sl->cache_bits; i++) {
-		struct entry *e = sl->cache[i], *next;
-
-		for (; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	}
+	for (i = 0; i < sl->nr_cached; i++)
+		free(sl->cache[i]);
 	free(sl->cache);
-	for (i = 0; i < NAME_BUCKETS; i++) {
-		struct shown *n = sl->names[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			free(n->name);
-			free(n);
-		}
-	}
+	itab_free(&sl->cache_tab);
+	for (i = 0; i < sl->nr_names; i++)
+		free(sl->names[i].name);
+	free(sl->names);
+	itab_free(&sl->names_tab);
 	free(sl->scratch);
 	free(sl->ranges);
 	if (sl->dbg)
@@ -226,31 +216,46 @@ static const char *raw_name(Dwarf_Die *die)
 	return NULL;
 }
 
+/* Demangled names are found by the DWARF string's address. */
+static uint64_t name_hash(const char *mangled)
+{
+	return (uint64_t)(uintptr_t)mangled * UINT64_C(0x9e3779b97f4a7c15);
+}
+
+static bool name_eq(const void *items, uint32_t item, const void *key)
+{
+	return ((const struct shown *)items)[item].mangled == key;
+}
+
+static uint64_t name_rehash(const void *items, uint32_t item)
+{
+	return name_hash(((const struct shown *)items)[item].mangled);
+}
+
 static const char *shown_name(struct srcline *sl, const char *name,
 			      bool demangle)
 {
-	size_t h = ((uintptr_t)name >> 3) % NAME_BUCKETS;
-	struct shown *n;
+	uint64_t h;
+	uint32_t i;
 	char *d;
 
 	if (!name || !demangle || name[0] != '_' ||
 	    (name[1] != 'Z' && name[1] != 'R'))
 		return name;
-	for (n = sl->names[h]; n; n = n->next)
-		if (n->mangled == name)
-			return n->name;
+	h = name_hash(name);
+	i = itab_find(&sl->names_tab, h, name_eq, sl->names, name);
+	if (i != ITAB_NONE)
+		return sl->names[i].name;
+	if (itab_reserve(&sl->names_tab, TAB_FIRST, UINT32_MAX / 2 + 1,
+			 name_rehash, sl->names) < 0 ||
+	    grow_array(&sl->names, &sl->cap_names, sl->nr_names + 1,
+		       sizeof(*sl->names), 64, UINT32_MAX / 2) < 0)
+		return name;
 	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_VERBOSE);
 	if (!d)
 		return name;
-	n = malloc(sizeof(*n));
-	if (!n) {
-		free(d);
-		return name;
-	}
-	n->mangled = name;
-	n->name = d;
-	n->next = sl->names[h];
-	sl->names[h] = n;
+	sl->names[sl->nr_names] = (struct shown){ name, d };
+	itab_put(&sl->names_tab, h, (uint32_t)sl->nr_names++);
 	return d;
 }
 
@@ -364,54 +369,45 @@ static uint32_t walk(struct srcline *sl, Dwarf_Die *cu, uint64_t vaddr,
 	return nr;
 }
 
-static size_t bucket(uint64_t vaddr, uint32_t bits)
+/* A cached address: the address and the demangling asked for. */
+static uint64_t entry_hash(uint64_t vaddr, bool demangle)
 {
-	return (size_t)((vaddr * UINT64_C(0x9e3779b97f4a7c15)) >>
-			(64 - bits));
+	return (vaddr ^ demangle) * UINT64_C(0x9e3779b97f4a7c15);
 }
 
-/* Keep chains short: double the buckets when entries outnumber them. */
-static void cache_grow(struct srcline *sl)
+struct entry_key {
+	uint64_t vaddr;
+	bool demangle;
+};
+
+static bool entry_eq(const void *items, uint32_t item, const void *key)
 {
-	uint32_t bits = sl->cache ? sl->cache_bits + 1 : CACHE_BITS_MIN;
-	struct entry **n = calloc((size_t)1 << bits, sizeof(*n));
-	size_t i;
+	const struct entry *e = ((struct entry *const *)items)[item];
+	const struct entry_key *k = key;
 
-	if (!n)
-		return;
-	for (i = 0; sl->cache && i < (size_t)1 << sl->cache_bits; i++) {
-		struct entry *e = sl->cache[i], *next;
+	return e->vaddr == k->vaddr && e->demangle == k->demangle;
+}
 
-		for (; e; e = next) {
-			size_t h = bucket(e->vaddr, bits);
+static uint64_t entry_rehash(const void *items, uint32_t item)
+{
+	const struct entry *e = ((struct entry *const *)items)[item];
 
-			next = e->next;
-			e->next = n[h];
-			n[h] = e;
-		}
-	}
-	free(sl->cache);
-	sl->cache = n;
-	sl->cache_bits = bits;
+	return entry_hash(e->vaddr, e->demangle);
 }
 
 const struct pipe_srcline *srcline_find(struct srcline *sl, uint64_t vaddr,
 					bool demangle)
 {
 	struct pipe_src_frame f[SRCLINE_MAX_DEPTH];
+	struct entry_key k = { vaddr, demangle };
+	uint64_t h = entry_hash(vaddr, demangle);
+	uint32_t i = itab_find(&sl->cache_tab, h, entry_eq, sl->cache, &k);
 	struct entry *e;
 	Dwarf_Die cu;
 	uint32_t nr;
-	size_t h;
 
-	if (!sl->cache || sl->nr_cached >> sl->cache_bits)
-		cache_grow(sl);
-	if (!sl->cache)
-		return &none;
-	h = bucket(vaddr, sl->cache_bits);
-	for (e = sl->cache[h]; e; e = e->next)
-		if (e->vaddr == vaddr && e->demangle == demangle)
-			return &e->out;
+	if (i != ITAB_NONE)
+		return &sl->cache[i]->out;
 	if (sl->scratch && sl->scratch->vaddr == vaddr &&
 	    sl->scratch->demangle == demangle)
 		return &sl->scratch->out;
@@ -426,10 +422,13 @@ const struct pipe_srcline *srcline_find(struct srcline *sl, uint64_t vaddr,
 	e->out.nr = nr;
 	e->out.frames = e->frames;
 	memcpy(e->frames, f, nr * sizeof(f[0]));
-	if (sl->nr_cached < SRCLINE_CACHE_MAX) {
-		e->next = sl->cache[h];
-		sl->cache[h] = e;
-		sl->nr_cached++;
+	if (sl->nr_cached < SRCLINE_CACHE_MAX &&
+	    itab_reserve(&sl->cache_tab, TAB_FIRST, UINT32_MAX / 2 + 1,
+			 entry_rehash, sl->cache) == 0 &&
+	    grow_array(&sl->cache, &sl->cap_cached, sl->nr_cached + 1,
+		       sizeof(*sl->cache), 1024, SRCLINE_CACHE_MAX) == 0) {
+		itab_put(&sl->cache_tab, h, (uint32_t)sl->nr_cached);
+		sl->cache[sl->nr_cached++] = e;
 	} else {
 		free(sl->scratch);
 		sl->scratch = e;
