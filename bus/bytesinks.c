@@ -97,7 +97,7 @@ static const char *default_codec(const struct pipeline *pl)
 
 	if (!e || access(e->path, R_OK) != 0)
 		return "none";
-	/* live: level 1, but level 3 for blocks under 64 KiB, cut by their
+	/* live: level 1, but level 3 for blocks under 96 KiB, cut by their
 	 * flush interval at a low rate or a quiet sideband: a tenth
 	 * smaller for little CPU (docs/performance.md) */
 	return pl->src->p->flags & PIPE_PLUGIN_LIVE ? "zstd:1,small=3" :

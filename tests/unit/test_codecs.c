@@ -265,7 +265,7 @@ static int level_of(const struct codec_case *cc, struct inst *in, int l)
 }
 
 /*
- * small=: a block under 64 KiB takes that level, a larger one the level,
+ * small=: a block under 96 KiB takes that level, a larger one the level,
  * in any order on one instance (small, large, small again).
  */
 static void test_zstd_small(const struct pipe_plugin *p, uint8_t *buf)
