@@ -399,19 +399,15 @@ static int cw_room(struct cwriter *w, struct cw_stream *s, size_t need,
 	return 0;
 }
 
-/* Append one checked record to its stream's block, cutting it first
- * when the record would not fit. */
-static int cw_append(struct cwriter *w, const struct pipe_record *r,
-		     struct pipe_err *err)
+/* Append one checked record to stream s's block, cutting it first when
+ * the record would not fit. */
+static int cw_append_to(struct cwriter *w, struct cw_stream *s,
+			const struct pipe_record *r, struct pipe_err *err)
 {
 	const struct perf_event_header *h = r->hdr;
-	struct cw_stream *s = NULL;
 	uint16_t size;
 	int ret;
 
-	ret = cw_stream_of(w, r->stream, &s, err);
-	if (ret < 0)
-		return ret;
 	if (s->len && s->len + h->size > w->opts.block_size) {
 		ret = cw_flush_stream(w, s, err);
 		if (ret < 0)
@@ -436,6 +432,19 @@ static int cw_append(struct cwriter *w, const struct pipe_record *r,
 		size = cw_trim_stack(w, r, s->buf + s->len);
 	cw_count(w, s, h, r->time, size);
 	return 0;
+}
+
+/* Append one checked record to its stream's block. */
+static int cw_append(struct cwriter *w, const struct pipe_record *r,
+		     struct pipe_err *err)
+{
+	struct cw_stream *s = NULL;
+	int ret;
+
+	ret = cw_stream_of(w, r->stream, &s, err);
+	if (ret < 0)
+		return ret;
+	return cw_append_to(w, s, r, err);
 }
 
 /* Move held records older than `before` (all: UINT64_MAX) to the
@@ -640,17 +649,9 @@ static int cw_add_cols(struct cwriter *w, const struct pipe_batch *b,
 			if (ret < 0)
 				return ret;
 		}
-		if (s->len && s->len + h->size > w->opts.block_size) {
-			ret = cw_flush_stream(w, s, err);
-			if (ret < 0)
-				return ret;
-		}
-		ret = tenc_add(s->enc, h, h->size);
+		ret = cw_append_to(w, s, r, err);
 		if (ret < 0)
-			return pipe_err_set(err, ret,
-					    "cannot buffer records: %s",
-					    strerror(-ret));
-		cw_count(w, s, h, r->time, h->size);
+			return ret;
 	}
 	return 0;
 }
