@@ -73,6 +73,9 @@ endif
 # lib/: helpers the core shares with plugins, which link their own copy
 CORE_SRCS := $(filter-out cmd/pipe.c,$(foreach d,$(CORE_DIRS),$(wildcard $(d)/*.c)))
 CORE_OBJS := $(CORE_SRCS:%.c=$(BUILD)/obj/%.o)
+# the same in one archive for the unit tests and fuzzing harnesses: each
+# links only the objects it uses (and theirs), a smaller, faster link
+CORE_LIB := $(BUILD)/obj/core.a
 CORE_LIBS := -ldw -lelf $(LZMA_LIBS) -lxxhash -liberty -ldl -lm -pthread
 
 # ---- plugins ------------------------------------------------------------------
@@ -216,10 +219,10 @@ tests: all $(UNIT_BINS) $(TESTPLUGINS) $(EXAMPLES) $(KEPT_PLUGINS) \
 	$(BUILD)/tests/fixtures.stamp $(FUZZ_BINS)
 
 $(BUILD)/fuzz/fuzz_codec_%: tests/fuzz/fuzz_codec.c $(FUZZ_DRIVER) \
-		$(CORE_OBJS) $(BUILD)/plugins/codec_%.so
+		$(CORE_LIB) $(BUILD)/plugins/codec_%.so
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -DFUZZ_CODEC='"$*"' -o $@ $< \
-		$(FUZZ_MAIN) $(CORE_OBJS) $(LDFLAGS) $(CORE_LIBS)
+		$(FUZZ_MAIN) $(CORE_LIB) $(LDFLAGS) $(CORE_LIBS)
 
 PDREAD_OBJS := $(BUILD)/obj/plugins/formats/pdread.o \
 	$(BUILD)/obj/plugins/formats/pdmeta.o $(BUILD)/obj/plugins/lib/fdio.o \
@@ -234,12 +237,16 @@ $(BUILD)/obj/tests/fuzz/driver.o: tests/fuzz/driver.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -c -o $@ $<
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(CORE_OBJS)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_DRIVER) $(CORE_LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_MAIN) $(CORE_OBJS) \
+	$(CC) $(CFLAGS) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_MAIN) $(CORE_LIB) \
 		$(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_OBJS)
+$(CORE_LIB): $(CORE_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+$(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
@@ -249,7 +256,7 @@ $(BUILD)/obj/tests/unit/ctest.o: tests/unit/ctest.c
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -c -o $@ $<
 
 $(BUILD)/tests/test_container_%: tests/unit/test_container_%.c \
-		$(BUILD)/obj/tests/unit/ctest.o $(CORE_OBJS)
+		$(BUILD)/obj/tests/unit/ctest.o $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
