@@ -18,7 +18,6 @@
 static int cr_fill(struct creader *r, size_t *got, struct pipe_err *err)
 {
 	uint64_t at = r->base + r->len;
-	struct crash_site site;
 	size_t want;
 	int ret;
 
@@ -28,13 +27,9 @@ static int cr_fill(struct creader *r, size_t *got, struct pipe_err *err)
 	want = r->cap - r->len;
 	if (r->small_reads && want > CR_SMALL_READ)
 		want = CR_SMALL_READ;
-	site = host_enter(r->opts.src_ctx, "read_at");
-	ret = r->opts.src->read_at(r->opts.src_state, at, r->buf + r->len,
-				   want, got);
-	host_leave(site);
+	ret = cr_src_read(r, at, r->buf + r->len, want, got, err);
 	if (ret < 0)
-		return pipe_err_set(err, ret, "cannot read '%s': %s",
-				    r->opts.name, strerror(-ret));
+		return ret;
 	if (*got == 0)
 		r->eof_at = at;
 	r->len += *got;

@@ -48,21 +48,30 @@ bool cr_map_is_shared(const void *base, uint64_t len)
 	return ok;
 }
 
+int cr_src_read(struct creader *r, uint64_t off, uint8_t *buf, size_t n,
+		size_t *got, struct pipe_err *err)
+{
+	struct crash_site site = host_enter(r->opts.src_ctx, "read_at");
+	int ret = r->opts.src->read_at(r->opts.src_state, off, buf, n, got);
+
+	host_leave(site);
+	if (ret < 0)
+		return pipe_err_set(err, ret, "cannot read '%s': %s",
+				    r->opts.name, strerror(-ret));
+	return 0;
+}
+
 int cr_read_copy(struct creader *r, uint64_t off, uint8_t *buf, size_t n,
 		 size_t *got, struct pipe_err *err)
 {
-	struct crash_site site;
 	size_t more;
 	int ret;
 
 	while (*got < n) {
-		site = host_enter(r->opts.src_ctx, "read_at");
-		ret = r->opts.src->read_at(r->opts.src_state, off + *got,
-					   buf + *got, n - *got, &more);
-		host_leave(site);
+		ret = cr_src_read(r, off + *got, buf + *got, n - *got, &more,
+				  err);
 		if (ret < 0)
-			return pipe_err_set(err, ret, "cannot read '%s': %s",
-					    r->opts.name, strerror(-ret));
+			return ret;
 		if (more == 0)
 			break;
 		*got += more;

@@ -146,6 +146,10 @@ void cr_window(struct creader *r, uint64_t origin);
 /* Is [base, base + len) mapped shared (MAP_SHARED), in one or more
  * mappings?  Only such pages may be dropped and come back from the file. */
 bool cr_map_is_shared(const void *base, uint64_t len);
+/* One call of the source's read_at (through the host): up to n bytes at
+ * off into buf, *got of them; 0 at the end of the file. */
+int cr_src_read(struct creader *r, uint64_t off, uint8_t *buf, size_t n,
+		size_t *got, struct pipe_err *err);
 /* n bytes at off into buf with the source's read_at, not through the
  * mapping; *got grows (fewer than n only at the end of the file). */
 int cr_read_copy(struct creader *r, uint64_t off, uint8_t *buf, size_t n,
