@@ -105,7 +105,7 @@ NEED_codec_zstd := zstd.h
 EXTRA_sink_json := lib/jsonw.c lib/sideband.c lib/fdio.c
 EXTRA_sink_file := lib/fdio.c
 EXTRA_src_file := lib/fdio.c
-EXTRA_src_perf := lib/sideband.c lib/fdio.c
+EXTRA_src_perf := lib/sideband.c lib/fdio.c lib/grow.c
 EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c lib/sideband.c \
 	lib/fdio.c lib/grow.c
 LIBS_src_perfdata := -lzstd

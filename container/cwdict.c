@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cwstate.h"
+#include "grow.h"
 #include "host.h"
 
 static size_t cw_dict_target(const struct cwriter *w)
@@ -47,16 +48,10 @@ void cw_dict_sample(struct cwriter *w, const uint8_t *p, size_t len)
 
 		if (n > w->dict.samples_cap - w->dict.samples_len)
 			n = w->dict.samples_cap - w->dict.samples_len;
-		if (w->dict.nr_sizes == w->dict.sizes_cap) {
-			uint32_t c = w->dict.sizes_cap ?
-				     w->dict.sizes_cap * 2 : 256;
-			size_t *v = realloc(w->dict.sizes, c * sizeof(*v));
-
-			if (!v)
-				return;
-			w->dict.sizes = v;
-			w->dict.sizes_cap = c;
-		}
+		if (grow_array(&w->dict.sizes, &w->dict.sizes_cap,
+			       (size_t)w->dict.nr_sizes + 1,
+			       sizeof(*w->dict.sizes), 256, UINT32_MAX))
+			return;
 		memcpy(w->dict.samples + w->dict.samples_len, p, n);
 		w->dict.samples_len += n;
 		w->dict.sizes[w->dict.nr_sizes++] = n;

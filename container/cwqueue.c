@@ -213,6 +213,52 @@ uint64_t cw_clock(clockid_t clk)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * Run step(w, j, e) with mu released, as the one job running (mu held on
+ * entry and return).  After the encoder's first failure the step is
+ * skipped and 0 returned: the rest is dropped, the caller stops.  *ns,
+ * unless NULL, gets the thread CPU time the step took (set with mu held).
+ */
+static int cw_unlocked(struct cwriter *w,
+		       int (*step)(struct cwriter *, struct cw_job *,
+				   struct pipe_err *),
+		       struct cw_job *j, struct pipe_err *e, uint64_t *ns)
+{
+	uint64_t t = 0;
+	int ret;
+
+	w->running = true;
+	pthread_mutex_unlock(&w->mu);
+	if (ns)
+		t = cw_clock(CLOCK_THREAD_CPUTIME_ID);
+	ret = w->enc_ret ? 0 : step(w, j, e);
+	if (ns)
+		t = cw_clock(CLOCK_THREAD_CPUTIME_ID) - t;
+	pthread_mutex_lock(&w->mu);
+	w->running = false;
+	if (ns)
+		*ns = t;
+	return ret;
+}
+
+/* Keep the encoder's first failure, ret and its message e (mu held). */
+static void cw_failed_locked(struct cwriter *w, int ret,
+			     const struct pipe_err *e)
+{
+	if (ret < 0 && !w->enc_ret) {
+		w->enc_err = *e;
+		w->enc_ret = ret;
+	}
+}
+
+/* The worker's flush of the output, as a step for cw_unlocked. */
+static int cw_flush_step(struct cwriter *w, struct cw_job *j,
+			 struct pipe_err *err)
+{
+	(void)j;
+	return w->opts.flush(w->opts.opaque, err);
+}
+
 /* Run the job taken off the queue, with mu held on entry and return; one
  * job runs at a time, by the worker or by the caller in cwriter_idle. */
 void cw_run_locked(struct cwriter *w, struct cw_job *j)
@@ -221,22 +267,12 @@ void cw_run_locked(struct cwriter *w, struct cw_job *j)
 	uint64_t t;
 	int ret;
 
-	w->running = true;
-	pthread_mutex_unlock(&w->mu);
-	t = cw_clock(CLOCK_THREAD_CPUTIME_ID);
-	/* after a failure the rest is dropped: the caller stops */
-	ret = w->enc_ret ? 0 : cw_run_job(w, j, &e);
-	t = cw_clock(CLOCK_THREAD_CPUTIME_ID) - t;
-	pthread_mutex_lock(&w->mu);
-	w->running = false;
+	ret = cw_unlocked(w, cw_run_job, j, &e, &t);
 	if (j->kind == CW_JOB_DATA) {
 		w->queued -= j->len;
 		w->job_ns = t;
 	}
-	if (ret < 0 && !w->enc_ret) {
-		w->enc_err = e;
-		w->enc_ret = ret;
-	}
+	cw_failed_locked(w, ret, &e);
 	cw_job_put_locked(w, j);
 	pthread_cond_broadcast(&w->room);
 }
@@ -248,7 +284,6 @@ bool cw_encode_one_locked(struct cwriter *w)
 {
 	struct cw_job *j;
 	struct pipe_err e;
-	uint64_t t;
 	int ret;
 
 	for (j = w->head; j; j = j->next)
@@ -256,14 +291,7 @@ bool cw_encode_one_locked(struct cwriter *w)
 			break;
 	if (!j)
 		return false;
-	w->running = true;
-	pthread_mutex_unlock(&w->mu);
-	t = cw_clock(CLOCK_THREAD_CPUTIME_ID);
-	ret = w->enc_ret ? 0 : cw_encode(w, j, &e);
-	t = cw_clock(CLOCK_THREAD_CPUTIME_ID) - t;
-	pthread_mutex_lock(&w->mu);
-	w->running = false;
-	w->job_ns = t;
+	ret = cw_unlocked(w, cw_encode, j, &e, &w->job_ns);
 	/* a failed block is encoded again by the worker, which reports it */
 	j->encoded = ret == 0 && !w->enc_ret;
 	w->st.inline_blocks += j->encoded;
@@ -290,15 +318,8 @@ void *cw_worker(void *arg)
 		j = w->head;
 		if (!j && w->flush_req) {
 			w->flush_req = false;
-			w->running = true;
-			pthread_mutex_unlock(&w->mu);
-			ret = w->enc_ret ? 0 : w->opts.flush(w->opts.opaque, &e);
-			pthread_mutex_lock(&w->mu);
-			w->running = false;
-			if (ret < 0 && !w->enc_ret) {
-				w->enc_err = e;
-				w->enc_ret = ret;
-			}
+			ret = cw_unlocked(w, cw_flush_step, NULL, &e, NULL);
+			cw_failed_locked(w, ret, &e);
 			continue;
 		}
 		if (!j)

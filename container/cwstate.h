@@ -113,7 +113,8 @@ struct cw_dicts {
 	uint8_t *samples;             /* owned training bytes, or NULL */
 	size_t samples_len, samples_cap;
 	size_t *sizes;                /* owned piece sizes */
-	uint32_t nr_sizes, sizes_cap;
+	uint32_t nr_sizes;             /* pieces gathered */
+	size_t sizes_cap;             /* sizes allocated */
 	uint32_t trial_left;          /* blocks still compressed both ways */
 	uint64_t trial_with, trial_without; /* their stored bytes */
 	uint32_t pays_pct;            /* saving of the current dictionary */

@@ -5,14 +5,8 @@
  * like; every other record is copied whole into its own column.  Encoding
  * restarts at each block.  This file encodes; transform_dec.c decodes.
  */
+#include "grow.h"
 #include "tstate.h"
-
-/* A growable byte buffer, at most twice the format's length limit. */
-struct tbuf {
-	uint8_t *p;  /* owned */
-	size_t len;  /* bytes used */
-	size_t cap;  /* bytes allocated */
-};
 
 /* An event's sample layout, looked up once per run of its samples. */
 struct tlayout {
@@ -24,8 +18,10 @@ struct tlayout {
 /* A block being encoded record by record (transform.h). */
 struct tenc {
 	const struct meta *meta;     /* borrowed */
-	struct tbuf cols[COL_COUNT]; /* the columns but CHAIN; their len is
-					kept in `at` while adding */
+	struct bytebuf cols[COL_COUNT]; /* the columns but CHAIN, each at
+					   most twice the format's length
+					   limit; their len is kept in `at`
+					   while adding */
 	uint8_t *at[COL_COUNT];      /* where each column's next byte goes */
 	uint8_t *big;                /* owned: the head and the columns before
 					CHAIN (its front), CHAIN, then OTHER:
@@ -76,25 +72,6 @@ void transform_free(struct transform *t)
 /* Room before CHAIN for the head and the small columns at first; it
  * grows to what a block needed. */
 #define TENC_FRONT 16384
-
-static int tbuf_reserve(struct tbuf *b, size_t n)
-{
-	size_t cap = b->cap ? b->cap : 4096;
-	uint8_t *p;
-
-	if (n > 2 * TRANSFORM_LEN_MAX - b->len)
-		return -EINVAL;
-	if (b->len + n <= b->cap)
-		return 0;
-	while (cap < b->len + n)
-		cap *= 2;
-	p = realloc(b->p, cap);
-	if (!p)
-		return -ENOMEM;
-	b->p = p;
-	b->cap = cap;
-	return 0;
-}
 
 static uint64_t zigzag(uint64_t d)
 {
@@ -280,10 +257,13 @@ static bool enc_sample(struct tenc *e, const struct tlayout *l,
 int tenc_new(struct tenc **out, const struct meta *meta, size_t hint)
 {
 	struct tenc *e = calloc(1, sizeof(*e));
+	int i;
 
 	if (!e)
 		return -ENOMEM;
 	e->meta = meta;
+	for (i = 0; i < COL_COUNT; i++)
+		e->cols[i].max = 2 * TRANSFORM_LEN_MAX;
 	e->front = TENC_FRONT;
 	/* and one record more, the largest a header can say */
 	e->hint = (hint < TRANSFORM_LEN_MAX ? hint : TRANSFORM_LEN_MAX) +
@@ -329,36 +309,28 @@ void tenc_reset(struct tenc *e)
 /* Room for `need` more bytes in every column: e->room at least need. */
 static int tenc_grow(struct tenc *e, size_t need)
 {
-	size_t room = SIZE_MAX, cap, used;
-	uint8_t *p;
+	size_t room = SIZE_MAX, used;
 	int i, ret;
 
 	for (i = 0; i < COL_COUNT; i++) {
-		struct tbuf *b = &e->cols[i];
+		struct bytebuf *b = &e->cols[i];
 
 		if (i == COL_CHAIN)
 			continue;
 		b->len = (size_t)(e->at[i] - b->p);
-		ret = tbuf_reserve(b, need);
+		ret = bytebuf_reserve(b, need);
 		if (ret < 0)
-			return ret;
+			return ret == -E2BIG ? -EINVAL : ret;
 		e->at[i] = b->p + b->len;
 		if (b->cap - b->len < room)
 			room = b->cap - b->len;
 	}
+	/* CHAIN too: at most twice the limit; big starts with a block's room */
 	used = e->front + e->chain_len;
-	if (!e->big || e->big_cap - used < need) {
-		if (need > 2 * TRANSFORM_LEN_MAX - e->chain_len)
-			return -EINVAL;
-		cap = e->big ? e->big_cap : used + e->hint;
-		while (cap - used < need)
-			cap *= 2;
-		p = realloc(e->big, cap);
-		if (!p)
-			return -ENOMEM;
-		e->big = p;
-		e->big_cap = cap;
-	}
+	ret = grow_array(&e->big, &e->big_cap, used + need, 1, used + e->hint,
+			 e->front + 2 * TRANSFORM_LEN_MAX);
+	if (ret < 0)
+		return ret == -E2BIG ? -EINVAL : ret;
 	if (e->big_cap - used < room)
 		room = e->big_cap - used;
 	e->room = room;

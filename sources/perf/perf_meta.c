@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "perfsrc.h"
 
 int meta_events(struct perf_src *s)
@@ -164,20 +165,14 @@ static int synth_add(struct perf_src *s, uint32_t type, uint16_t misc,
 	size_t size = sizeof(h) + len + PERF_TRAILER;
 	uint64_t trailer[4];
 	uint8_t *p;
+	int ret;
 
 	if (size > UINT16_MAX || len % 8)
 		return -EINVAL;
-	if (s->synth_len + size > s->synth_cap) {
-		size_t cap = s->synth_cap ? s->synth_cap * 2 : 65536;
-
-		if (cap > PERF_SYNTH_MAX)
-			return -E2BIG;
-		p = realloc(s->synth, cap);
-		if (!p)
-			return -ENOMEM;
-		s->synth = p;
-		s->synth_cap = cap;
-	}
+	ret = grow_array(&s->synth, &s->synth_cap, s->synth_len + size, 1,
+			 65536, PERF_SYNTH_MAX);
+	if (ret < 0)
+		return ret;
 	h.type = type;
 	h.misc = misc;
 	h.size = (uint16_t)size;

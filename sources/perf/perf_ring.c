@@ -11,26 +11,9 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "perfsrc.h"
 #include "sideband.h"
-
-static int recs_reserve(struct perf_src *s, size_t n)
-{
-	struct pipe_record *p;
-	size_t cap;
-
-	if (n <= s->recs_cap)
-		return 0;
-	cap = s->recs_cap ? s->recs_cap : 1024;
-	while (cap < n)
-		cap *= 2;
-	p = realloc(s->recs, cap * sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	s->recs = p;
-	s->recs_cap = cap;
-	return 0;
-}
 
 /* The event of a kernel id; consecutive records mostly share one. */
 static uint32_t ring_event(struct perf_src *s, struct perf_ring *r,
@@ -101,7 +84,8 @@ static int ring_take(struct perf_src *s, uint32_t c, uint64_t head,
 			       ", tail %" PRIu64, r->cpu, head, tail);
 		return -EIO;
 	}
-	ret = recs_reserve(s, (size_t)((head - tail) / 8));
+	ret = grow_array(&s->recs, &s->recs_cap, (size_t)((head - tail) / 8),
+			 sizeof(*s->recs), 1024, SIZE_MAX);
 	if (ret < 0)
 		return ret;
 	while (tail != head) {
