@@ -377,8 +377,10 @@ static uint64_t cw_lost_in(const struct cw_job *j, uint64_t *kernel)
 
 /* A dropped block: its records are lost, and the file says so. */
 static int cw_drop(struct cwriter *w, const struct fmt_block *b,
-		   uint64_t lost, uint64_t kernel, struct pipe_err *err)
+		   size_t raw, uint64_t lost, uint64_t kernel,
+		   struct pipe_err *err)
 {
+	w->dropped_raw += raw;
 	w->st.dropped_records += b->records;
 	w->st.dropped_samples += b->samples;
 	w->st.dropped_blocks++;
@@ -415,11 +417,12 @@ int cw_queue(struct cwriter *w, struct cw_job *j, struct pipe_err *err)
 	}
 	if (ret == 0 && data && w->queued && w->queued + j->len > limit) {
 		struct fmt_block b = j->b;
+		size_t raw = j->len;
 		uint64_t kernel = 0, lost = cw_lost_in(j, &kernel);
 
 		cw_job_put_locked(w, j);
 		pthread_mutex_unlock(&w->mu);
-		return cw_drop(w, &b, lost, kernel, err);
+		return cw_drop(w, &b, raw, lost, kernel, err);
 	}
 	if (ret < 0) {
 		cw_job_put_locked(w, j);
@@ -469,12 +472,13 @@ int cw_queue_end(struct cwriter *w, struct pipe_err *err)
 	}
 	p = j->buf;
 	memset(p, 0, FMT_END_SIZE_NOW);
-	fmt_put64(p + 8, w->st.records);
-	fmt_put64(p + 16, w->st.samples);
+	/* what the file holds: dropped blocks are in its LOST blocks */
+	fmt_put64(p + 8, w->st.records - w->st.dropped_records);
+	fmt_put64(p + 16, w->st.samples - w->st.dropped_samples);
 	fmt_put64(p + 24, w->lost);
 	fmt_put64(p + 40, w->t_first);
 	fmt_put64(p + 48, w->t_last);
-	fmt_put64(p + 56, w->st.raw_bytes);
+	fmt_put64(p + 56, w->st.raw_bytes - w->dropped_raw);
 	fmt_put64(p + FMT_END_THROTTLES, w->throttles);
 	j->kind = CW_JOB_END;
 	j->len = FMT_END_SIZE_NOW;

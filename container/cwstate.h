@@ -168,6 +168,8 @@ struct cwriter {
 	size_t zcap2;
 	struct cw_dicts dict;         /* dictionaries (cwdict.c) */
 	struct cw_index index;        /* entries of the next INDEX block */
+	uint64_t dropped_raw;         /* raw bytes of blocks a full queue
+					 dropped (st.dropped_records' bytes) */
 	uint64_t lost;                /* PERF_RECORD_LOST sum */
 	uint64_t throttles;           /* PERF_RECORD_THROTTLE records */
 	uint64_t t_first, t_last;     /* record time range */
