@@ -30,6 +30,12 @@
 # wakeups/s <= perf's, 0 lost at 20 kHz where perf loses none; peak RSS
 # flat in the recording's length (the longest duration's against the
 # shortest's, e.g. BENCH_SECS="10 60").
+# BENCH_LOAD (default "0"): extra load beside each case, one pass of
+# every case per item: N starts N more busy loops (`burn 0 N`), `mem` a
+# loop that streams 64 MiB buffers through memory (dd from /dev/zero to
+# /dev/null), e.g. BENCH_LOAD="0 1 2 mem" BENCH_CASES=sys20k for lost
+# samples against load; each pass ends with every run's lost samples,
+# pipe's against perf's.
 # BENCH_PROFILE=1 adds a profile of pipe itself (perf record -g on pipe).
 set -u
 PIPE=$BUILD/pipe
@@ -41,10 +47,12 @@ CASES=${BENCH_CASES:-sys4k sys20k cmd}
 CODEC=${BENCH_CODEC:-}
 LEVEL=${BENCH_PERF_LEVEL:-1}
 TOGETHER=${BENCH_TOGETHER:-0}
+LOADS=${BENCH_LOAD:-0}
 NCPU=$(getconf _NPROCESSORS_ONLN)
 dir=$(mktemp -d /tmp/pipe-rec.XXXXXX)
 wpid=
-trap '[ -n "$wpid" ] && kill $wpid 2>/dev/null; rm -rf "$dir"' EXIT
+lpid=
+trap '[ -n "$wpid" ] && kill $wpid 2>/dev/null; [ -n "$lpid" ] && kill $lpid 2>/dev/null; rm -rf "$dir"' EXIT
 fail() { echo "perf_record.sh: $*" >&2; exit 1; }
 
 [ -x "$W/burn" ] && [ -x "$W/mixed" ] ||
@@ -126,10 +134,14 @@ record() {
 }
 
 # tally CASE WHO SECS: appends the recording's
-# "secs cpu rss_kib wakeups/s samples lost bytes" to $dir/CASE.WHO
+# "secs cpu rss_kib wakeups/s samples lost bytes dropped" to $dir/CASE.WHO
+# (dropped: of the lost samples, those in blocks pipe's encoder queue
+# dropped, from its warning; the rest the kernel lost in the rings)
 tally() {
-	local c=$1 who=$2 secs=$3 cpu rss csw rc n l b wcpu=0 wcsw=0
+	local c=$1 who=$2 secs=$3 cpu rss csw rc n l b wcpu=0 wcsw=0 d=0
 	if [ "$who" = pipe ]; then
+		d=$(sed -n 's/.* blocks ([0-9]* records, \([0-9]*\) samples) were dropped.*/\1/p' \
+			"$dir/m.$who.err" | head -n 1)
 		n=$("$PIPE" info "$dir/p.dat" | sed -n 's/^samples: //p')
 		l=$("$PIPE" info "$dir/p.dat" | sed -n 's/^lost: //p')
 		b=$(stat -c %s "$dir/p.dat")
@@ -141,8 +153,8 @@ tally() {
 	[ "$rc" = 0 ] || fail "$who ($c, $secs s) failed (exit $rc): $(tail -n 3 "$dir/m.$who.err")"
 	[ -s "$dir/wrap.$who" ] && read -r wcpu wcsw < "$dir/wrap.$who"
 	awk -v s="$secs" -v c="$cpu" -v wc="$wcpu" -v r="$rss" -v k="$csw" \
-		-v wk="$wcsw" -v n="$n" -v l="$l" -v b="$b" 'BEGIN {
-		printf "%s %.4f %d %.2f %d %d %d\n", s, c - wc, r, (k - wk) / s, n, l, b
+		-v wk="$wcsw" -v n="$n" -v l="$l" -v b="$b" -v d="${d:-0}" 'BEGIN {
+		printf "%s %.4f %d %.2f %d %d %d %d\n", s, c - wc, r, (k - wk) / s, n, l, b, d
 	}' >> "$dir/$c.$who"
 }
 
@@ -163,8 +175,20 @@ run_pair() {
 	tally "$c" perf "$secs"
 }
 
-echo "pipe: $PIPE (codec: ${CODEC:-default}); perf -z level $LEVEL; together: $TOGETHER; $NCPU CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
-for c in $CASES; do
+# load_start LOAD: start the extra load of BENCH_LOAD's item LOAD
+load_start() {
+	lpid=
+	case $1 in
+	0) ;;
+	mem) dd if=/dev/zero of=/dev/null bs=64M count=1000000000 2>/dev/null & lpid=$! ;;
+	*[!0-9]*) fail "BENCH_LOAD: '$1' is not a number or mem" ;;
+	*) "$W/burn" 0 "$1" & lpid=$! ;;
+	esac
+}
+
+# run_case CASE: every duration and run of CASE, then its tables
+run_case() {
+	local c=$1 secs i who r0 r1 lo hi
 	: > "$dir/$c.pipe"
 	: > "$dir/$c.perf"
 	wpid=
@@ -207,17 +231,26 @@ for c in $CASES; do
 	echo
 	printf '%-5s %14s %10s %10s %9s\n' rec us/sample fixed_s wakeups/s B/sample
 	awk '{ printf "%-5s %14.3f %10.3f %10.1f %9.2f\n", $1, $2, $3, $4, $5 }' "$dir/$c.fit"
-	awk -v c="$c" '{ u[$1] = $2; k[$1] = $4; b[$1] = $5 } END {
-		if (u["perf"] <= 0 || b["perf"] <= 0)
+	set -- $SECS
+	lo=$1 hi=${!#}
+	awk -v c="$c" -v one="$([ "$lo" = "$hi" ] && echo 1)" '{ u[$1] = $2; k[$1] = $4; b[$1] = $5 } END {
+		if (b["perf"] <= 0)
 			exit
-		printf "%s pipe/perf: CPU per sample %.2fx (target <= 0.50), ", c, u["pipe"] / u["perf"]
+		if (one || u["perf"] <= 0)
+			printf "%s pipe/perf: CPU per sample n/a (one duration: no slope), ", c
+		else
+			printf "%s pipe/perf: CPU per sample %.2fx (target <= 0.50), ", c, u["pipe"] / u["perf"]
 		printf "bytes %.2fx (target <= 0.80), ", b["pipe"] / b["perf"]
 		printf "wakeups/s %.2fx (target <= 1)\n", k["perf"] ? k["pipe"] / k["perf"] : 0
 	}' "$dir/$c.fit"
+	# whole recordings of the longest duration, fixed cost included
+	r0=$(awk -v s="$hi" '$1 == s { print $2 }' "$dir/$c.pipe" | median)
+	r1=$(awk -v s="$hi" '$1 == s { print $2 }' "$dir/$c.perf" | median)
+	awk -v c="$c" -v hi="$hi" -v a="$r0" -v b="$r1" 'BEGIN {
+		printf "%s whole %s s recordings, recorder CPU: pipe %.3f s, perf %.3f s (%.2fx)\n", c, hi, a, b, b ? a / b : 0
+	}'
 	# peak RSS against the recording's length: shortest and longest
 	# duration, medians (target: flat)
-	set -- $SECS
-	lo=$1 hi=${!#}
 	for who in pipe perf; do
 		r0=$(awk -v s="$lo" '$1 == s { print $3 / 1024 }' "$dir/$c.$who" | median)
 		r1=$(awk -v s="$hi" '$1 == s { print $3 / 1024 }' "$dir/$c.$who" | median)
@@ -225,6 +258,34 @@ for c in $CASES; do
 			printf "%s %s peak RSS: %.1f MiB at %s s, %.1f MiB at %s s (%.2fx)\n", c, w, a, lo, b, hi, a ? b / a : 0
 		}'
 	done
+	# lost samples of every run, pipe's against perf's (target: 0 where
+	# perf loses none)
+	paste -d' ' "$dir/$c.pipe" "$dir/$c.perf" | awk -v c="$c" -v ld="$load" '{
+		n++; runs = runs sprintf(" %d/%d", $6, $14)
+		if ($8) runs = runs sprintf(" (%d dropped)", $8)
+		if ($6 > 0) pl++
+		if ($14 > 0) fl++
+		if ($6 > 0 && $14 == 0) worse++
+		ps += $5; pls += $6; pd += $8; fs += $13; fls += $14
+	} END {
+		printf "%s load %s lost, pipe/perf per run:%s\n", c, ld, runs
+		printf "%s load %s lost: pipe in %d of %d runs (%.3f%% of its samples, %d of them dropped by its encoder queue), perf in %d (%.3f%%); pipe lost where perf did not: %d\n",
+			c, ld, pl, n, ps ? 100 * pls / ps : 0, pd, fl, fs ? 100 * fls / fs : 0, worse
+	}'
+}
+
+echo "pipe: $PIPE (codec: ${CODEC:-default}); perf -z level $LEVEL; together: $TOGETHER; $NCPU CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+for load in $LOADS; do
+	load_start "$load"
+	if [ "$LOADS" != 0 ]; then
+		echo
+		echo "==== extra load: $load ($(cut -d' ' -f1-3 /proc/loadavg))"
+	fi
+	for c in $CASES; do
+		run_case "$c"
+	done
+	[ -n "$lpid" ] && kill "$lpid" 2>/dev/null
+	lpid=
 done
 
 [ "${BENCH_PROFILE:-0}" = 1 ] || exit 0
