@@ -117,7 +117,7 @@ NEED_sink_perfdata := zstd.h
 # pprof: the schema in formats/profile.proto, compiled by protoc-c
 EXTRA_sink_pprof := formats/pprof.c formats/buildid.c lib/fdio.c lib/itab.c \
 	lib/frames.c lib/sideband.c lib/grow.c
-EXTRA_sink_report := lib/frames.c lib/jsonw.c
+EXTRA_sink_report := lib/frames.c lib/jsonw.c lib/itab.c lib/grow.c
 GEN_sink_pprof := $(BUILD)/obj/gen/profile.pb-c.o
 LIBS_sink_pprof := -lprotobuf-c -lz
 NEED_sink_pprof := protobuf-c/protobuf-c.h

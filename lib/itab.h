@@ -74,7 +74,8 @@ static inline uint32_t itab_find(const struct itab *t, uint64_t hash,
 }
 
 /* Hashes for keys: a NUL-ended string (FNV-1a), and one more value
- * folded into a hash. */
+ * folded into a hash (the high half folded into the low one last, as
+ * tables and caches index by the low bits). */
 static inline uint64_t itab_hash_str(const char *s)
 {
 	uint64_t h = 14695981039346656037ULL;
@@ -87,7 +88,8 @@ static inline uint64_t itab_hash_str(const char *s)
 static inline uint64_t itab_mix(uint64_t h, uint64_t v)
 {
 	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdULL;
+	h *= 0xff51afd7ed558ccdULL;
+	return h ^ (h >> 32);
 }
 
 #endif

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "itab.h"
 #include "pipe_plugin.h"
 
 #define NONE UINT32_MAX
@@ -29,19 +30,12 @@ enum key { KEY_COMM, KEY_PID, KEY_DSO, KEY_SYM, KEY_CPU, KEY_SRCLINE,
 enum graph { GRAPH_CALLER, GRAPH_CALLEE, GRAPH_NONE };
 enum format { FORMAT_TEXT, FORMAT_CSV, FORMAT_FOLDED };
 
-/* An open-addressing index over items kept in the caller's array. */
-struct htab {
-	uint32_t *slots; /* item index + 1, 0: empty */
-	uint32_t cap;    /* power of two, 0: not allocated */
-	uint32_t nr;     /* used slots */
-};
-
 /* A growable array of fixed-size items. */
 struct vec {
-	void *items;
-	uint32_t nr;
-	uint32_t cap;
+	void *items;   /* owned */
+	uint32_t nr;   /* items used */
 	uint32_t size; /* bytes per item */
+	size_t cap;    /* items allocated (grow_array's room) */
 };
 
 struct str {
@@ -165,14 +159,14 @@ struct report {
 	/* state */
 	FILE *out;         /* the host's output: never closed here */
 	struct vec strs;   /* struct str: comms and dsos */
-	struct htab strs_h;
+	struct itab strs_h;
 	struct vec syms;   /* struct sym */
-	struct htab syms_h;
+	struct itab syms_h;
 	struct vec rows;   /* struct row */
-	struct htab rows_h;
+	struct itab rows_h;
 	uint32_t last_row; /* 1 + the row row_get found last, 0: none */
 	struct vec chains; /* struct chain */
-	struct htab chains_h;
+	struct itab chains_h;
 	struct vec pool;   /* uint32_t frames of chains */
 	struct vec nodes;  /* struct node: the graph being printed */
 	struct occ *occ;   /* graph starts, grouped by row */
@@ -190,9 +184,6 @@ struct report {
 	uint32_t frames[MAX_CHAIN];
 };
 
-/* hash of item i, for rehashing */
-typedef uint64_t (*hash_fn)(const struct vec *v, uint32_t i);
-
 /* sink_report.c */
 /* the sort= names of the keys, also the CSV header's */
 extern const char *const key_names[NR_KEYS];
@@ -208,36 +199,17 @@ static inline void *vec_at(const struct vec *v, uint32_t i)
 /* Append a zeroed item; returns its index or NONE when out of memory. */
 uint32_t vec_push(struct vec *v);
 
-/* One step of the hash of a key made of several values; inline, as a
- * sample takes several per frame. */
-static inline uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
-	h *= 0xff51afd7ed558ccdULL;
-	return h ^ (h >> 32);
-}
+/* The indexes' first room and largest: room for every item. */
+#define TAB_FIRST 256
+#define TAB_MAX (2 * MAX_ITEMS)
 
-/* The stored hash of row i (the rows index's hash_fn). */
-uint64_t row_hash_of(const struct vec *v, uint32_t i);
+/* The stored hash of row `item` of the vec `items` (the rows index's
+ * itab_hash_fn). */
+uint64_t row_hash_of(const void *items, uint32_t item);
 
-/* The stored hash of chain i (the chains index's hash_fn). */
-uint64_t chain_hash_of(const struct vec *v, uint32_t i);
-
-/* Make room for one more item in h; returns 0 or negative errno. */
-int htab_reserve(struct htab *h, const struct vec *v, hash_fn hf);
-
-/*
- * Probing: for (slot = htab_first(h, hash); (idx = htab_next(h, &slot))
- * != NONE;) visits the items stored along hash's probe sequence, up to
- * the first empty slot (none in a table not yet allocated).
- */
-uint32_t htab_first(const struct htab *h, uint64_t hash);
-
-/* The next item along the probe sequence, NONE at its end. */
-uint32_t htab_next(const struct htab *h, uint32_t *slot);
-
-/* Index item idx under hash (room made by htab_reserve). */
-void htab_put(struct htab *h, uint64_t hash, uint32_t idx);
+/* The stored hash of chain `item` of the vec `items` (the chains
+ * index's itab_hash_fn). */
+uint64_t chain_hash_of(const void *items, uint32_t item);
 
 /*
  * The id of string s (borrowed: it must live for the run), interned on

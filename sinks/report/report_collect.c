@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "frames.h"
+#include "grow.h"
 #include "report.h"
 
 /* ---- resolution --------------------------------------------------------- */
@@ -32,7 +33,7 @@ static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
 {
 	bool kernel = mode_is_kernel(misc, ip);
 	uint32_t mode = (uint32_t)kernel | back << 1;
-	uint64_t h = mix(mix(ip, pid), mode);
+	uint64_t h = itab_mix(itab_mix(ip, pid), mode);
 	struct rcache *c = &r->rcache[h & ((1u << RCACHE_BITS) - 1)];
 	struct pipe_symbol ps = PIPE_INIT(ps);
 	uint32_t id;
@@ -101,7 +102,7 @@ static uint32_t intern_copy(struct report *r, const char *text)
 static uint32_t srcline_of(struct report *r, uint32_t pid, uint64_t ip,
 			   uint16_t misc)
 {
-	uint64_t h = mix(ip, pid);
+	uint64_t h = itab_mix(ip, pid);
 	struct scache *c = &r->scache[h & ((1u << SCACHE_BITS) - 1)];
 	struct pipe_symbol ps = PIPE_INIT(ps);
 	const struct pipe_srcline *sl;
@@ -186,7 +187,7 @@ static uint64_t row_hash(const struct row *k)
 	int i;
 
 	for (i = 0; i < NR_KEYS; i++)
-		h = mix(h, k->k[i]);
+		h = itab_mix(h, k->k[i]);
 	return h;
 }
 
@@ -204,8 +205,8 @@ struct row *row_get(struct report *r, const struct row *k)
 			return e;
 	}
 	hash = row_hash(k);
-	for (slot = htab_first(&r->rows_h, hash);
-	     (idx = htab_next(&r->rows_h, &slot)) != NONE;) {
+	for (slot = itab_first(&r->rows_h, hash);
+	     (idx = itab_next(&r->rows_h, &slot)) != NONE;) {
 		e = vec_at(&r->rows, idx);
 		if (e->hash == hash && e->event == k->event &&
 		    memcmp(e->k, k->k, sizeof(e->k)) == 0) {
@@ -213,7 +214,8 @@ struct row *row_get(struct report *r, const struct row *k)
 			return e;
 		}
 	}
-	if (htab_reserve(&r->rows_h, &r->rows, row_hash_of) < 0)
+	if (itab_reserve(&r->rows_h, TAB_FIRST, TAB_MAX, row_hash_of,
+			 &r->rows) < 0)
 		return NULL;
 	idx = vec_push(&r->rows);
 	if (idx == NONE)
@@ -222,7 +224,7 @@ struct row *row_get(struct report *r, const struct row *k)
 	e->event = k->event;
 	memcpy(e->k, k->k, sizeof(e->k));
 	e->hash = hash;
-	htab_put(&r->rows_h, hash, idx);
+	itab_put(&r->rows_h, hash, idx);
 	r->last_row = idx + 1;
 	return e;
 }
@@ -247,15 +249,17 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 		     uint32_t pid, uint32_t cpu, uint32_t src, uint32_t nr,
 		     uint64_t period)
 {
-	uint64_t hash = mix(mix(mix(mix(event, comm), pid), cpu), src);
+	uint64_t hash = itab_mix(itab_mix(event, comm), pid);
 	uint32_t slot, idx, i;
 	struct chain *c;
+	int ret;
 
+	hash = itab_mix(itab_mix(hash, cpu), src);
 	for (i = 0; i < nr; i++)
-		hash = mix(hash, r->frames[i]);
-	hash = mix(hash, nr);
-	for (slot = htab_first(&r->chains_h, hash);
-	     (idx = htab_next(&r->chains_h, &slot)) != NONE;) {
+		hash = itab_mix(hash, r->frames[i]);
+	hash = itab_mix(hash, nr);
+	for (slot = itab_first(&r->chains_h, hash);
+	     (idx = itab_next(&r->chains_h, &slot)) != NONE;) {
 		c = vec_at(&r->chains, idx);
 		if (c->hash == hash && c->len == nr && c->event == event &&
 		    c->comm == comm && c->pid == pid && c->cpu == cpu &&
@@ -267,20 +271,14 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 			return 0;
 		}
 	}
-	if (htab_reserve(&r->chains_h, &r->chains, chain_hash_of) < 0)
+	if (itab_reserve(&r->chains_h, TAB_FIRST, TAB_MAX, chain_hash_of,
+			 &r->chains) < 0)
 		return -ENOMEM;
-	if (r->pool.nr + nr > MAX_ITEMS || r->pool.nr + nr < r->pool.nr)
-		return -E2BIG;
-	while (r->pool.cap < r->pool.nr + nr) {
-		uint32_t cap = r->pool.cap ? r->pool.cap * 2 : 1024;
-		void *n = realloc(r->pool.items,
-				  (size_t)cap * sizeof(uint32_t));
-
-		if (!n)
-			return -ENOMEM;
-		r->pool.items = n;
-		r->pool.cap = cap;
-	}
+	ret = grow_array(&r->pool.items, &r->pool.cap,
+			 (size_t)r->pool.nr + nr, sizeof(uint32_t), 1024,
+			 MAX_ITEMS);
+	if (ret < 0)
+		return ret;
 	idx = vec_push(&r->chains);
 	if (idx == NONE)
 		return -ENOMEM;
@@ -297,7 +295,7 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 	c->period = period;
 	memcpy(vec_at(&r->pool, r->pool.nr), r->frames, nr * sizeof(uint32_t));
 	r->pool.nr += nr;
-	htab_put(&r->chains_h, hash, idx);
+	itab_put(&r->chains_h, hash, idx);
 	return 0;
 }
 

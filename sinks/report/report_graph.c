@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "report.h"
 
 /* ---- the end: children, graphs, output ---------------------------------- */
@@ -224,14 +225,10 @@ int build_graph(struct report *r, const struct row *row,
 	*root = NONE;
 	if (!n)
 		return 0;
-	if (n > r->walks_cap) {
-		struct walk *w = realloc(r->walks, n * sizeof(*w));
-
-		if (!w)
-			return -ENOMEM;
-		r->walks = w;
-		r->walks_cap = n;
-	}
+	ret = grow_array(&r->walks, &r->walks_cap, n, sizeof(*r->walks), n,
+			 MAX_ITEMS);
+	if (ret < 0)
+		return ret;
 	for (i = 0; i < n; i++) {
 		const struct occ *o = &r->occ[row->occ_off + i];
 		const struct chain *c = vec_at(&r->chains, o->chain);

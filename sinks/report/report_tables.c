@@ -1,117 +1,45 @@
 /*
- * report_tables.c - the report's containers: growable arrays of items,
- * open-addressing indexes over them, and the interned strings (comms,
+ * report_tables.c - the report's containers: growable arrays of items
+ * (lib/grow.h) indexed by lib/itab.h, and the interned strings (comms,
  * binaries, source lines) and symbol identities rows and chains point to.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "report.h"
 
 /* ---- containers -------------------------------------------------------- */
 
 uint32_t vec_push(struct vec *v)
 {
-	if (v->nr == v->cap) {
-		uint32_t cap = v->cap ? v->cap * 2 : 64;
-		void *n;
-
-		if (v->cap >= MAX_ITEMS)
-			return NONE;
-		n = realloc(v->items, (size_t)cap * v->size);
-		if (!n)
-			return NONE;
-		v->items = n;
-		v->cap = cap;
-	}
+	if (v->nr == v->cap &&
+	    grow_array(&v->items, &v->cap, (size_t)v->nr + 1, v->size, 64,
+		       MAX_ITEMS) < 0)
+		return NONE;
 	memset(vec_at(v, v->nr), 0, v->size);
 	return v->nr++;
 }
 
-static uint64_t hash_str(const char *s)
+static uint64_t str_hash_of(const void *items, uint32_t item)
 {
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
-	return h;
+	return ((const struct str *)vec_at(items, item))->hash;
 }
 
-static int htab_grow(struct htab *h, const struct vec *v, hash_fn hf)
+static uint64_t sym_hash_of(const void *items, uint32_t item)
 {
-	uint32_t cap = h->cap ? h->cap * 2 : 256, i;
-	uint32_t *slots;
-
-	if (cap > 2 * MAX_ITEMS)
-		return -E2BIG;
-	slots = calloc(cap, sizeof(*slots));
-	if (!slots)
-		return -ENOMEM;
-	for (i = 0; i < v->nr; i++) {
-		uint32_t s = (uint32_t)hf(v, i) & (cap - 1);
-
-		while (slots[s])
-			s = (s + 1) & (cap - 1);
-		slots[s] = i + 1;
-	}
-	free(h->slots);
-	h->slots = slots;
-	h->cap = cap;
-	return 0;
+	return ((const struct sym *)vec_at(items, item))->hash;
 }
 
-static uint64_t str_hash_of(const struct vec *v, uint32_t i)
+uint64_t row_hash_of(const void *items, uint32_t item)
 {
-	return ((const struct str *)vec_at(v, i))->hash;
+	return ((const struct row *)vec_at(items, item))->hash;
 }
 
-static uint64_t sym_hash_of(const struct vec *v, uint32_t i)
+uint64_t chain_hash_of(const void *items, uint32_t item)
 {
-	return ((const struct sym *)vec_at(v, i))->hash;
-}
-
-uint64_t row_hash_of(const struct vec *v, uint32_t i)
-{
-	return ((const struct row *)vec_at(v, i))->hash;
-}
-
-uint64_t chain_hash_of(const struct vec *v, uint32_t i)
-{
-	return ((const struct chain *)vec_at(v, i))->hash;
-}
-
-int htab_reserve(struct htab *h, const struct vec *v, hash_fn hf)
-{
-	if ((uint64_t)(v->nr + 1) * 4 > (uint64_t)h->cap * 3)
-		return htab_grow(h, v, hf);
-	return 0;
-}
-
-uint32_t htab_first(const struct htab *h, uint64_t hash)
-{
-	return h->cap ? (uint32_t)hash & (h->cap - 1) : 0;
-}
-
-uint32_t htab_next(const struct htab *h, uint32_t *slot)
-{
-	uint32_t idx;
-
-	if (!h->cap || !h->slots[*slot])
-		return NONE;
-	idx = h->slots[*slot] - 1;
-	*slot = (*slot + 1) & (h->cap - 1);
-	return idx;
-}
-
-void htab_put(struct htab *h, uint64_t hash, uint32_t idx)
-{
-	uint32_t s = (uint32_t)hash & (h->cap - 1);
-
-	while (h->slots[s])
-		s = (s + 1) & (h->cap - 1);
-	h->slots[s] = idx + 1;
-	h->nr++;
+	return ((const struct chain *)vec_at(items, item))->hash;
 }
 
 /* ---- interning ---------------------------------------------------------- */
@@ -124,14 +52,15 @@ uint32_t intern_str(struct report *r, const char *s)
 
 	if (!s)
 		return NONE;
-	hash = hash_str(s);
-	for (slot = htab_first(&r->strs_h, hash);
-	     (idx = htab_next(&r->strs_h, &slot)) != NONE;) {
+	hash = itab_hash_str(s);
+	for (slot = itab_first(&r->strs_h, hash);
+	     (idx = itab_next(&r->strs_h, &slot)) != NONE;) {
 		e = vec_at(&r->strs, idx);
 		if (e->hash == hash && strcmp(e->s, s) == 0)
 			return idx;
 	}
-	if (htab_reserve(&r->strs_h, &r->strs, str_hash_of) < 0)
+	if (itab_reserve(&r->strs_h, TAB_FIRST, TAB_MAX, str_hash_of,
+			 &r->strs) < 0)
 		return NONE;
 	idx = vec_push(&r->strs);
 	if (idx == NONE)
@@ -139,7 +68,7 @@ uint32_t intern_str(struct report *r, const char *s)
 	e = vec_at(&r->strs, idx);
 	e->s = s;
 	e->hash = hash;
-	htab_put(&r->strs_h, hash, idx);
+	itab_put(&r->strs_h, hash, idx);
 	return idx;
 }
 
@@ -174,20 +103,22 @@ uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
 	/* static functions of one name in two files are two rows, as in
 	 * perf; an inlined function is one row wherever it was inlined */
 	k.start = ps->name && !inlined ? ps->sym_start : 0;
-	k.hash = mix(mix(mix(mix(k.name ? hash_str(k.name) : k.offset, k.dso),
-			     k.kernel), k.inlined), k.start);
-	for (slot = htab_first(&r->syms_h, k.hash);
-	     (idx = htab_next(&r->syms_h, &slot)) != NONE;) {
+	k.hash = itab_mix(k.name ? itab_hash_str(k.name) : k.offset, k.dso);
+	k.hash = itab_mix(itab_mix(itab_mix(k.hash, k.kernel), k.inlined),
+			  k.start);
+	for (slot = itab_first(&r->syms_h, k.hash);
+	     (idx = itab_next(&r->syms_h, &slot)) != NONE;) {
 		e = vec_at(&r->syms, idx);
 		if (e->hash == k.hash && sym_eq(e, &k))
 			return idx;
 	}
-	if (htab_reserve(&r->syms_h, &r->syms, sym_hash_of) < 0)
+	if (itab_reserve(&r->syms_h, TAB_FIRST, TAB_MAX, sym_hash_of,
+			 &r->syms) < 0)
 		return NONE;
 	idx = vec_push(&r->syms);
 	if (idx == NONE)
 		return NONE;
 	*(struct sym *)vec_at(&r->syms, idx) = k;
-	htab_put(&r->syms_h, k.hash, idx);
+	itab_put(&r->syms_h, k.hash, idx);
 	return idx;
 }

@@ -122,13 +122,13 @@ static void report_close(void *state)
 	if (!r)
 		return;
 	free(r->strs.items);
-	free(r->strs_h.slots);
+	itab_free(&r->strs_h);
 	free(r->syms.items);
-	free(r->syms_h.slots);
+	itab_free(&r->syms_h);
 	free(r->rows.items);
-	free(r->rows_h.slots);
+	itab_free(&r->rows_h);
 	free(r->chains.items);
-	free(r->chains_h.slots);
+	itab_free(&r->chains_h);
 	free(r->pool.items);
 	free(r->nodes.items);
 	free(r->occ);
