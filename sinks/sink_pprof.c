@@ -16,6 +16,8 @@
 #include "pipe_plugin.h"
 #include "buildid.h"
 #include "frames.h"
+#include "grow.h"
+#include "itab.h"
 #include "pprof.h"
 #include "sideband.h"
 
@@ -32,7 +34,7 @@ struct loc_slot {
 };
 
 struct bin {
-	char *path;               /* owned; NULL: free slot */
+	char *path;               /* owned */
 	uint64_t start, limit, pgoff; /* the first map of it */
 	char build_id[2 * BUILDID_MAX + 1]; /* hex, "" none */
 	bool id_known;            /* build_id filled (or looked for) */
@@ -51,8 +53,10 @@ struct pp {
 	uint64_t *locs;               /* one stack */
 	struct loc_slot *cache;       /* CACHE_SLOTS */
 	uint32_t gen;                 /* bumped by each sideband record */
-	struct bin *bins;             /* open addressing */
-	uint32_t nr_bins, cap_bins;
+	struct bin *bins;             /* owned: nr_bins, by path in bins_tab */
+	size_t cap_bins;              /* bins allocated */
+	uint32_t nr_bins;             /* bins used */
+	struct itab bins_tab;         /* bins by path */
 	uint64_t kernel_text;
 	uint64_t first_time, last_time;
 };
@@ -108,9 +112,10 @@ static void pp_close(void *state)
 	uint32_t i;
 
 	pprof_free(s->prof);
-	for (i = 0; i < s->cap_bins; i++)
+	for (i = 0; i < s->nr_bins; i++)
 		free(s->bins[i].path);
 	free(s->bins);
+	itab_free(&s->bins_tab);
 	free(s->cache);
 	free(s->locs);
 	free(s->values);
@@ -162,51 +167,39 @@ static int pp_start(void *state)
 	return 0;
 }
 
-static uint32_t str_hash(const char *p)
+static uint64_t bin_hash(const void *items, uint32_t item)
 {
-	uint32_t h = 2166136261u;
-
-	while (*p)
-		h = (h ^ (uint8_t)*p++) * 16777619u;
-	return h;
+	return itab_hash_str(((const struct bin *)items)[item].path);
 }
 
+static bool bin_is(const void *items, uint32_t item, const void *path)
+{
+	return strcmp(((const struct bin *)items)[item].path, path) == 0;
+}
+
+/* The binary of path (borrowed: until the next bin_find that adds),
+ * added when `add` and unknown; NULL: unknown, or no room. */
 static struct bin *bin_find(struct pp *s, const char *path, bool add)
 {
-	uint32_t cap, i, j;
-	struct bin *n;
+	uint64_t hash = itab_hash_str(path);
+	uint32_t item = itab_find(&s->bins_tab, hash, bin_is, s->bins, path);
+	struct bin *b;
 
-	if (add && 4 * (s->nr_bins + 1) > 3 * s->cap_bins) {
-		if (s->nr_bins >= BINS_MAX)
-			return NULL;
-		cap = s->cap_bins ? 2 * s->cap_bins : 256;
-		n = calloc(cap, sizeof(*n));
-		if (!n)
-			return NULL;
-		for (i = 0; i < s->cap_bins; i++) {
-			if (!s->bins[i].path)
-				continue;
-			j = str_hash(s->bins[i].path) & (cap - 1);
-			while (n[j].path)
-				j = (j + 1) & (cap - 1);
-			n[j] = s->bins[i];
-		}
-		free(s->bins);
-		s->bins = n;
-		s->cap_bins = cap;
-	}
-	if (!s->cap_bins)
+	if (item != ITAB_NONE)
+		return &s->bins[item];
+	if (!add ||
+	    itab_reserve(&s->bins_tab, 256, 2 * BINS_MAX, bin_hash,
+			 s->bins) < 0 ||
+	    grow_array(&s->bins, &s->cap_bins, (size_t)s->nr_bins + 1,
+		       sizeof(*s->bins), 64, BINS_MAX) < 0)
 		return NULL;
-	j = str_hash(path) & (s->cap_bins - 1);
-	while (s->bins[j].path && strcmp(s->bins[j].path, path))
-		j = (j + 1) & (s->cap_bins - 1);
-	if (s->bins[j].path || !add)
-		return s->bins[j].path ? &s->bins[j] : NULL;
-	s->bins[j].path = strdup(path);
-	if (!s->bins[j].path)
+	b = &s->bins[s->nr_bins];
+	memset(b, 0, sizeof(*b));
+	b->path = strdup(path);
+	if (!b->path)
 		return NULL;
-	s->nr_bins++;
-	return &s->bins[j];
+	itab_put(&s->bins_tab, hash, s->nr_bins++);
+	return b;
 }
 
 static void hex(const uint8_t *id, uint32_t len, char *out)
