@@ -35,9 +35,9 @@
 struct sink_job {
 	struct sink_job *next;     /* queue or spare list */
 	uint8_t *buf;              /* owned record bytes */
-	size_t len, cap;
+	size_t len, cap;           /* bytes used, allocated */
 	struct pipe_record *recs;  /* owned, views into buf */
-	size_t nr, rcap;
+	size_t nr, rcap;           /* records used, allocated */
 	uint32_t flags;            /* the batch's flags */
 };
 

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "pipeline.h"
 #include "xxh.h"
 
@@ -22,7 +23,8 @@ struct stream_hash {
 
 struct digest {
 	struct stream_hash *s; /* owned, nr used of cap */
-	uint32_t nr, cap;
+	uint32_t nr;
+	size_t cap;
 	uint32_t *slot;        /* owned: 1 + index in s by stream id (the
 				* sideband last), 0: none yet */
 };
@@ -46,15 +48,9 @@ static struct stream_hash *digest_stream(struct digest *d, uint32_t stream)
 	for (i = 0; key > META_MAX_STREAMS && i < d->nr; i++)
 		if (d->s[i].stream == stream)
 			return &d->s[i];
-	if (d->nr == d->cap) {
-		uint32_t cap = d->cap ? 2 * d->cap : 16;
-
-		s = realloc(d->s, cap * sizeof(*s));
-		if (!s)
-			return NULL;
-		d->s = s;
-		d->cap = cap;
-	}
+	if (grow_array(&d->s, &d->cap, (size_t)d->nr + 1, sizeof(*d->s), 16,
+		       UINT32_MAX) < 0)
+		return NULL;
 	s = &d->s[d->nr];
 	s->stream = stream;
 	s->last_time = 0;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "decode.h"
-#include "format.h"
+#include "grow.h"
 #include "params.h"
 #include "pipeline.h"
 
@@ -255,9 +255,10 @@ static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
 		return ret;
 	if (!j)
 		j = calloc(1, sizeof(*j));
-	if (!j || fmt_grow((void **)&j->buf, &j->cap, len ? len : 8, 65536) ||
-	    fmt_grow((void **)&j->recs, &j->rcap,
-		     (b->nr ? b->nr : 1) * sizeof(*j->recs), 65536)) {
+	if (!j ||
+	    grow_array(&j->buf, &j->cap, len ? len : 8, 1, 65536, SIZE_MAX) ||
+	    grow_array(&j->recs, &j->rcap, b->nr ? b->nr : 1,
+		       sizeof(*j->recs), 65536 / sizeof(*j->recs), SIZE_MAX)) {
 		if (j)
 			sinkq_job_free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",

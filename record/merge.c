@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "heap.h"
 #include "merge.h"
 #include "popbuf.h"
@@ -42,8 +43,8 @@ struct queue {
 	size_t count;       /* records in the FIFO */
 	void **late;        /* struct late *: heap by time of the records
 			       that came late */
-	uint32_t nr_late;
-	uint32_t cap_late;
+	uint32_t nr_late;   /* records in late */
+	size_t cap_late;    /* room in late */
 	int32_t heap_pos;   /* index in the heap, -1 when not in it */
 };
 
@@ -236,15 +237,9 @@ static int queue_append_late(struct merge *m, struct queue *q,
 {
 	struct late *l;
 
-	if (q->nr_late == q->cap_late) {
-		uint32_t cap = q->cap_late ? q->cap_late * 2 : 16;
-		void **nl = realloc(q->late, cap * sizeof(*nl));
-
-		if (!nl)
-			return -ENOMEM;
-		q->late = nl;
-		q->cap_late = cap;
-	}
+	if (grow_array(&q->late, &q->cap_late, (size_t)q->nr_late + 1,
+		       sizeof(*q->late), 16, UINT32_MAX) < 0)
+		return -ENOMEM;
 	l = malloc(sizeof(*l) + r->hdr->size);
 	if (!l)
 		return -ENOMEM;

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "heap.h"
 #include "popbuf.h"
 #include "runmerge.h"
@@ -28,7 +29,8 @@ struct run {
 struct runmerge {
 	void **heap;                    /* owned; struct run *: the runs
 					   with records left */
-	uint32_t heap_len, heap_cap;
+	uint32_t heap_len;              /* runs in heap */
+	size_t heap_cap;                /* room in heap */
 	struct run *spent;              /* owned; popped to the end */
 	struct run *spare;              /* owned; free run structs */
 	struct popbuf out;              /* the batch array */
@@ -94,15 +96,9 @@ int runmerge_add(struct runmerge *m, const struct pipe_record *recs,
 {
 	struct run *r = m->spare;
 
-	if (m->heap_len == m->heap_cap) {
-		uint32_t cap = m->heap_cap ? 2 * m->heap_cap : 16;
-		void **h = realloc(m->heap, cap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		m->heap = h;
-		m->heap_cap = cap;
-	}
+	if (grow_array(&m->heap, &m->heap_cap, (size_t)m->heap_len + 1,
+		       sizeof(*m->heap), 16, UINT32_MAX) < 0)
+		return -ENOMEM;
 	if (r)
 		m->spare = r->link;
 	else
