@@ -156,6 +156,16 @@ static uint64_t take_if(struct cursor *c, uint64_t st, uint64_t f)
 	return (st & f) ? take64(c) : 0;
 }
 
+/* The next two u32 into *a and *b when st has field f, else 0 and 0. */
+static void take32x2_if(struct cursor *c, uint64_t st, uint64_t f,
+			uint32_t *a, uint32_t *b)
+{
+	*a = 0;
+	*b = 0;
+	if (st & f)
+		take32x2(c, a, b);
+}
+
 /* A rejected record decodes to nothing: only size (and the event when
  * known) are set. */
 static int decode_fail(struct pipe_sample *s, struct decode_stack *u,
@@ -202,19 +212,13 @@ static int decode_body(const struct meta *m, const struct pipe_record *rec,
 	c.bad = false;
 	s->id = take_if(&c, st, PERF_SAMPLE_IDENTIFIER);
 	s->ip = take_if(&c, st, PERF_SAMPLE_IP);
-	s->pid = 0;
-	s->tid = 0;
-	if (st & PERF_SAMPLE_TID)
-		take32x2(&c, &s->pid, &s->tid);
+	take32x2_if(&c, st, PERF_SAMPLE_TID, &s->pid, &s->tid);
 	s->time = take_if(&c, st, PERF_SAMPLE_TIME);
 	s->addr = take_if(&c, st, PERF_SAMPLE_ADDR);
 	if (st & PERF_SAMPLE_ID)
 		s->id = take64(&c);
 	s->stream_id = take_if(&c, st, PERF_SAMPLE_STREAM_ID);
-	s->cpu = 0;
-	s->cpu_res = 0;
-	if (st & PERF_SAMPLE_CPU)
-		take32x2(&c, &s->cpu, &s->cpu_res);
+	take32x2_if(&c, st, PERF_SAMPLE_CPU, &s->cpu, &s->cpu_res);
 	s->period = take_if(&c, st, PERF_SAMPLE_PERIOD);
 	if (st & PERF_SAMPLE_READ)
 		skip_read(&c, a->read_format);
@@ -341,16 +345,13 @@ int decode_sample_id(const struct meta *m, const struct pipe_record *rec,
 	c.p = (const uint8_t *)h + h->size - trailer_size(st);
 	c.end = (const uint8_t *)h + h->size;
 	c.bad = false;
-	if (st & PERF_SAMPLE_TID)
-		take32x2(&c, &out->pid, &out->tid);
-	if (st & PERF_SAMPLE_TIME)
-		out->time = take64(&c);
+	take32x2_if(&c, st, PERF_SAMPLE_TID, &out->pid, &out->tid);
+	out->time = take_if(&c, st, PERF_SAMPLE_TIME);
 	if (st & PERF_SAMPLE_ID)
 		out->id = take64(&c);
 	if (st & PERF_SAMPLE_STREAM_ID)
 		take64(&c);
-	if (st & PERF_SAMPLE_CPU)
-		take32x2(&c, &out->cpu, &res);
+	take32x2_if(&c, st, PERF_SAMPLE_CPU, &out->cpu, &res);
 	if (st & PERF_SAMPLE_IDENTIFIER)
 		out->id = take64(&c);
 	return c.bad ? -EINVAL : 0;
