@@ -46,6 +46,23 @@ static void key_string_prop(struct json *j, struct jout *o, int depth,
 	jout_str(o, v);
 }
 
+/* A keyed array or object opened: `open` is "[" or "{". */
+static void key_open(struct json *j, struct jout *o, int depth,
+		     const char *name, const char *open)
+{
+	key(j, o, true, depth, name);
+	jout_put(o, open, 1);
+}
+
+/* Its end after nr members (on a line of its own unless empty). */
+static void list_close(struct json *j, struct jout *o, int depth,
+		       uint32_t nr, const char *close)
+{
+	if (nr)
+		delim(j, o, false, depth);
+	jout_put(o, close, 1);
+}
+
 /* "captured-on" from the recording's start, as perf's "%FT%TZ" */
 static void key_captured_on(struct json *j, struct jout *o, int depth)
 {
@@ -77,8 +94,7 @@ static void key_cmdline(struct json *j, struct jout *o, int depth)
 
 	if (!v)
 		return;
-	key(j, o, true, depth, "cmdline");
-	jout_put(o, "[", 1);
+	key_open(j, o, depth, "cmdline", "[");
 	while (*v) {
 		size_t n = strcspn(v, " ");
 
@@ -103,8 +119,7 @@ static void key_events(struct json *j, struct jout *o, int depth)
 {
 	uint32_t i;
 
-	key(j, o, true, depth, "events");
-	jout_put(o, "[", 1);
+	key_open(j, o, depth, "events", "[");
 	for (i = 0; i < j->meta->nr_events; i++) {
 		const struct pipe_meta_event *e = pipe_meta_event(j->meta, i);
 
@@ -124,9 +139,7 @@ static void key_events(struct json *j, struct jout *o, int depth)
 		delim(j, o, false, depth + 1);
 		jout_put(o, "}", 1);
 	}
-	if (j->meta->nr_events)
-		delim(j, o, false, depth);
-	jout_put(o, "]", 1);
+	list_close(j, o, depth, j->meta->nr_events, "]");
 }
 
 /* "properties": every metadata property, as text. */
@@ -134,8 +147,7 @@ static void key_properties(struct json *j, struct jout *o, int depth)
 {
 	uint32_t i;
 
-	key(j, o, true, depth, "properties");
-	jout_put(o, "{", 1);
+	key_open(j, o, depth, "properties", "{");
 	for (i = 0; i < j->meta->nr_props; i++) {
 		/* keys come from the recording: escaped like any string */
 		delim(j, o, i > 0, depth + 1);
@@ -143,9 +155,7 @@ static void key_properties(struct json *j, struct jout *o, int depth)
 		jout_put(o, ": ", j->pretty ? 2 : 1);
 		jout_str(o, j->meta->prop_values[i]);
 	}
-	if (j->meta->nr_props)
-		delim(j, o, false, depth);
-	jout_put(o, "}", 1);
+	list_close(j, o, depth, j->meta->nr_props, "}");
 }
 
 void headers_put(struct json *j, struct jout *o, int depth)

@@ -45,21 +45,35 @@ static void key_i32(struct json *j, struct jout *o, int depth,
 	jout_i64(o, (int32_t)v);
 }
 
+static void key_hex(struct json *j, struct jout *o, int depth,
+		    const char *name, uint64_t v)
+{
+	key(j, o, true, depth, name);
+	jout_hex(o, v);
+}
+
+/* The start of an mmap or comm object: its type, time, pid and tid. */
+static struct jout *side_begin_ids(struct json *j, const char *type,
+				   const struct pipe_record *r,
+				   const struct sideband *sb, int *depth)
+{
+	struct jout *o = side_begin(j, type, r, depth);
+
+	key_i32(j, o, *depth + 1, "pid", sb->pid);
+	key_i32(j, o, *depth + 1, "tid", sb->tid);
+	return o;
+}
+
 static void mmap_put(struct json *j, const struct pipe_record *r,
 		     const struct sideband *sb)
 {
 	struct jout *o;
 	int depth;
 
-	o = side_begin(j, "mmap", r, &depth);
-	key_i32(j, o, depth + 1, "pid", sb->pid);
-	key_i32(j, o, depth + 1, "tid", sb->tid);
-	key(j, o, true, depth + 1, "start");
-	jout_hex(o, sb->start);
-	key(j, o, true, depth + 1, "len");
-	jout_hex(o, sb->len);
-	key(j, o, true, depth + 1, "pgoff");
-	jout_hex(o, sb->pgoff);
+	o = side_begin_ids(j, "mmap", r, sb, &depth);
+	key_hex(j, o, depth + 1, "start", sb->start);
+	key_hex(j, o, depth + 1, "len", sb->len);
+	key_hex(j, o, depth + 1, "pgoff", sb->pgoff);
 	key(j, o, true, depth + 1, "filename");
 	jout_str(o, sb->name);
 	side_end(j, o, depth);
@@ -71,9 +85,7 @@ static void comm_put(struct json *j, const struct pipe_record *r,
 	struct jout *o;
 	int depth;
 
-	o = side_begin(j, "comm", r, &depth);
-	key_i32(j, o, depth + 1, "pid", sb->pid);
-	key_i32(j, o, depth + 1, "tid", sb->tid);
+	o = side_begin_ids(j, "comm", r, sb, &depth);
 	key(j, o, true, depth + 1, "comm");
 	jout_str(o, sb->name);
 	key(j, o, true, depth + 1, "exec");
