@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,25 +29,20 @@ static const struct pipe_param fsink_params[] = {
 static int fsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		      void **state)
 {
-	struct fsink *s = calloc(1, sizeof(*s));
+	struct fsink *s = *state; /* zeroed by the host (state_size) */
 	struct stat st;
 	FILE *f;
 	int ret;
 
-	if (!s)
-		return -ENOMEM;
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
 	ret = host->open_output(ctx, s->path, &f);
-	if (ret < 0) {
-		free(s);
+	if (ret < 0)
 		return ret;
-	}
 	s->fd = fileno(f);
 	if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode))
 		s->sync = fdatasync;
-	*state = s;
 	return 0;
 }
 
@@ -77,19 +71,14 @@ static int fsink_finish(void *state)
 	return 0;
 }
 
-static void fsink_close(void *state)
-{
-	free(state);
-}
-
 PIPE_PLUGIN_SINK(
 	.flags = PIPE_PLUGIN_BYTES | PIPE_PLUGIN_OUTPUT,
 	.name = "file",
 	.summary = "write a pipe file",
 	.version = "1",
 	.params = fsink_params,
+	.state_size = sizeof(struct fsink),
 	.open = fsink_open,
-	.close = fsink_close,
 	.write = fsink_write,
 	.finish = fsink_finish
 );
