@@ -221,16 +221,19 @@ static void test_flips(const struct pipe_plugin *codec, bool sparse)
 /* A mapped file read by a pool (block headers read with read_at, the
  * trailers checked by the decoders) reads as one thread reads a copy:
  * the same records, totals and damage lines, for damage in every DATA
- * block's header, payload and trailer. */
+ * block's header, payload and trailer.  Sparse (the ThreadSanitizer
+ * run, which checks the pool's hand-offs, not the decoding): one of the
+ * four places in each DATA block, each place in turn, so that every
+ * place is still damaged in some block. */
 static void test_mapped_pool(const struct pipe_plugin *codec, size_t nr,
-			     uint32_t block)
+			     uint32_t block, bool sparse)
 {
 	struct meta *meta = make_meta();
 	struct layout *l = malloc(sizeof(*l));
 	struct mem f = { 0 };
 	struct result one, pool;
 	uint32_t threads = read_threads;
-	size_t i, k, tries = 0;
+	size_t i, k, tries = 0, data = 0;
 	struct gen g;
 
 	gen_records(&g, nr, 6);
@@ -243,10 +246,14 @@ static void test_mapped_pool(const struct pipe_plugin *codec, size_t nr,
 			l->end[i] - FMT_TRAILER_SIZE + i % 8, /* trailer: length */
 			l->end[i] - 8 + i % 8,               /* ... and salt */
 		};
+		size_t places = sizeof(at) / sizeof(at[0]);
 
 		if (l->type[i] != FMT_DATA)
 			continue;
-		for (k = 0; k < sizeof(at) / sizeof(at[0]); k++, tries++) {
+		for (k = 0; k < places; k++) {
+			if (sparse && k != data % places)
+				continue;
+			tries++;
 			f.p[at[k]] ^= 0x10;
 			read_threads = 1;
 			read_mapped = false;
@@ -271,8 +278,9 @@ static void test_mapped_pool(const struct pipe_plugin *codec, size_t nr,
 			}
 			CHECK(one.reports >= 1);
 		}
+		data++;
 	}
-	CHECK(tries >= 20);
+	CHECK(tries >= (sparse ? 8 : 20));
 	gen_free(&g);
 	free(f.p);
 	free(l);
@@ -424,9 +432,9 @@ int main(void)
 	/* blocks shorter than what a first touch maps (the headers read
 	 * through the mapping) and longer (read with read_at) */
 	read_threads = 2;
-	test_mapped_pool(NULL, 1000, 4096);
-	test_mapped_pool(&xor_codec, 1000, 4096);
-	test_mapped_pool(NULL, 12000, 131072);
+	test_mapped_pool(NULL, 1000, 4096, ct_threaded_only());
+	test_mapped_pool(&xor_codec, 1000, 4096, ct_threaded_only());
+	test_mapped_pool(NULL, 12000, 131072, ct_threaded_only());
 	/* read block by block, each file reads as merged */
 	CHECK(blocks_differ == 0);
 	CHECK(blocks_whole > 0);
