@@ -8,10 +8,12 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "crstate.h"
 #include "host.h"
+#include "search.h"
 #include "transform.h"
 
 /* Read more bytes after base + len; 0 at the end of the source. */
@@ -137,24 +139,39 @@ int cr_damage(struct creader *r, struct pipe_err *err)
 	return 0;
 }
 
+/*
+ * The records of the DATA block b at off are lost: counted, and r->line
+ * says "WHAT in 'NAME' at offset OFF: STREAM, time A-B s, N records
+ * OUTCOME", its times told from origin.
+ */
+static void cr_data_lost(struct creader *r, const char *what,
+			 const struct fmt_block *b, uint64_t off,
+			 uint64_t origin, const char *outcome)
+{
+	char sname[32];
+
+	r->st.records_damaged += b->records;
+	snprintf(r->line, sizeof(r->line),
+		 "%s in '%s' at offset %" PRIu64 ": %s, time %.3f-%.3f s, %"
+		 PRIu32 " records %s", what, r->opts.name, off,
+		 cr_stream_name(b->stream, sname, sizeof(sname)),
+		 cr_secs(origin, b->t_min), cr_secs(origin, b->t_max),
+		 b->records, outcome);
+}
+
 /* A damaged block; a DATA block's times are told from `origin` (as it
  * was when the block was read, so threads do not change the line). */
 static int cr_block_damaged(struct creader *r, const struct fmt_block *b,
 			    uint64_t off, uint64_t origin, const char *why,
 			    struct pipe_err *err)
 {
-	char sname[32];
+	size_t n;
 
 	r->st.blocks_damaged++;
 	if (b->type == FMT_DATA) {
-		r->st.records_damaged += b->records;
-		snprintf(r->line, sizeof(r->line),
-			 "damaged block in '%s' at offset %" PRIu64
-			 ": %s, time %.3f-%.3f s, %" PRIu32
-			 " records skipped: %s", r->opts.name, off,
-			 cr_stream_name(b->stream, sname, sizeof(sname)),
-			 cr_secs(origin, b->t_min), cr_secs(origin, b->t_max),
-			 b->records, why);
+		cr_data_lost(r, "damaged block", b, off, origin, "skipped");
+		n = strlen(r->line);
+		snprintf(r->line + n, sizeof(r->line) - n, ": %s", why);
 	} else {
 		snprintf(r->line, sizeof(r->line),
 			 "damaged %s block in '%s' at offset %" PRIu64 ": %s",
@@ -463,7 +480,6 @@ static int cr_lost_block(struct creader *r, const uint8_t *p, size_t len)
 static int cr_torn(struct creader *r, uint64_t off, const struct fmt_block *b,
 		   uint64_t bytes, struct pipe_err *err)
 {
-	char sname[32];
 	int ret;
 
 	ret = cr_drain(r, err);
@@ -473,14 +489,7 @@ static int cr_torn(struct creader *r, uint64_t off, const struct fmt_block *b,
 	r->st.torn_bytes += bytes;
 	r->at_end = true;
 	if (b && b->type == FMT_DATA) {
-		r->st.records_damaged += b->records;
-		snprintf(r->line, sizeof(r->line),
-			 "torn tail in '%s' at offset %" PRIu64
-			 ": %s, time %.3f-%.3f s, %" PRIu32
-			 " records dropped", r->opts.name, off,
-			 cr_stream_name(b->stream, sname, sizeof(sname)),
-			 cr_secs(cr_origin(r), b->t_min),
-			 cr_secs(cr_origin(r), b->t_max), b->records);
+		cr_data_lost(r, "torn tail", b, off, cr_origin(r), "dropped");
 	} else {
 		snprintf(r->line, sizeof(r->line),
 			 "torn tail in '%s' at offset %" PRIu64
@@ -525,7 +534,7 @@ static int cr_bytes_left(struct creader *r, uint64_t off, uint64_t *left,
 static int cr_indexed_records(struct creader *r, uint64_t from, uint64_t to,
 			      uint64_t *nr, struct pipe_err *err)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	int ret;
 
 	*nr = 0;
@@ -538,15 +547,9 @@ static int cr_indexed_records(struct creader *r, uint64_t from, uint64_t to,
 			return ret;
 	}
 	/* entries are in file order: the first at or after from */
-	hi = r->nr_ents;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (r->ents[mid].off < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = search_u64(r->ents, r->nr_ents, sizeof(*r->ents),
+			offsetof(struct cr_entry, off), from,
+			SEARCH_FIRST_NOT_BELOW);
 	for (; lo < r->nr_ents && r->ents[lo].off < to; lo++)
 		if (r->ents[lo].type == FMT_DATA)
 			*nr += r->ents[lo].records;

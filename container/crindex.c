@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "crstate.h"
+#include "grow.h"
 
 /* Bytes [off, off + n) of a block header at *p: in place, or copied to
  * `copy` when it is not NULL (*got grows then). */
@@ -65,21 +66,13 @@ static int cr_add_entry(struct creader *r, uint64_t off, uint32_t type,
 			uint32_t records, uint32_t raw)
 {
 	struct cr_entry *e;
+	int ret;
 
-	if (r->nr_ents == r->ents_cap) {
-		size_t n = r->ents_cap ? r->ents_cap * 2 : 256;
-
-		/* no file holds more blocks than this */
-		if (n > r->size / CR_MIN_BLOCK_LEN + 256)
-			n = r->size / CR_MIN_BLOCK_LEN + 256;
-		if (r->nr_ents == n)
-			return -EINVAL;
-		e = realloc(r->ents, n * sizeof(*e));
-		if (!e)
-			return -ENOMEM;
-		r->ents = e;
-		r->ents_cap = n;
-	}
+	/* no file holds more blocks than the maximum */
+	ret = grow_array(&r->ents, &r->ents_cap, r->nr_ents + 1, sizeof(*e),
+			 256, r->size / CR_MIN_BLOCK_LEN + 256);
+	if (ret < 0)
+		return ret == -E2BIG ? -EINVAL : ret;
 	e = &r->ents[r->nr_ents++];
 	e->off = off;
 	e->type = type;
@@ -135,19 +128,12 @@ static int cr_read_chain(struct creader *r, uint64_t idx, uint64_t limit,
 
 	/* walk back, remembering the chain, then read it forward */
 	while (idx) {
-		uint64_t *v;
-
 		if (idx >= limit)
 			goto bad;
-		if (nr_chain == cap) {
-			cap = cap ? cap * 2 : 16;
-			v = realloc(chain, cap * sizeof(*v));
-			if (!v) {
-				ret = -ENOMEM;
-				goto bad_ret;
-			}
-			chain = v;
-		}
+		ret = grow_array(&chain, &cap, nr_chain + 1, sizeof(*chain), 16,
+				 SIZE_MAX);
+		if (ret < 0)
+			goto bad_ret;
 		chain[nr_chain++] = idx;
 		ret = cr_small_block(r, idx, FMT_INDEX, &b, &p, err);
 		if (ret != 0 || b.stored < FMT_INDEX_HEAD)
