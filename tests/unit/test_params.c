@@ -4,6 +4,8 @@
  * and from plugins.conf, the exact error messages, and `pipe help` text.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,100 +185,187 @@ static void test_values(void)
 	args_free(a);
 }
 
+/* A text for a size or duration parser and the value it gives. */
+struct parse_case {
+	const char *text;
+	int64_t want; /* REFUSED: the parser returns -EINVAL */
+};
+
+#define REFUSED INT64_MIN
+
+/* sizes: bytes, or K, M, G; refused past INT64_MAX */
+static const struct parse_case size_cases[] = {
+	{ "0", 0 },
+	{ "4096", 4096 },
+	{ "64K", 65536 },
+	{ "64k", 65536 },
+	{ "4M", 4194304 },
+	{ "1G", 1073741824 },
+	{ "1.5K", 1536 },
+	{ "0.5", REFUSED },
+	{ "", REFUSED },
+	{ "K", REFUSED },
+	{ "-1", REFUSED },
+	{ "1T", REFUSED },
+	{ "1KB", REFUSED },
+	{ " 1", REFUSED },
+	{ "1.", REFUSED },
+	{ "9223372036854775807", INT64_MAX },
+	{ "9223372036854775808", REFUSED },
+	{ "8589934592G", REFUSED },
+};
+
+/* durations: seconds, or s, ms, us, ns; refused below 1 ns, past
+ * INT64_MAX ns or with another unit */
+static const struct parse_case duration_cases[] = {
+	{ "2", 2000000000 },
+	{ "2s", 2000000000 },
+	{ "2.5s", 2500000000 },
+	{ ".5", 500000000 },
+	{ "100ms", 100000000 },
+	{ "1.5ms", 1500000 },
+	{ "50us", 50000 },
+	{ "10ns", 10 },
+	{ "0.000000001s", 1 },
+	{ "0.5ns", REFUSED },
+	{ "1m", REFUSED },
+	{ "1h", REFUSED },
+	{ "s", REFUSED },
+	{ "1e3", REFUSED },
+	{ "99999999999s", REFUSED },
+};
+
+/* Texts the zstd tables refuse, their message and (when not NULL) hint. */
+static const struct err_case {
+	const char *text;
+	const char *msg;
+	const char *hint;
+} err_cases[] = {
+	{ "lvl=3",
+	  "unknown key 'lvl' for codec 'zstd'",
+	  "valid keys: level, dict, dict_size, dict_file, block, flush, "
+	  "transform, sort, big" },
+	{ "x",
+	  "bad value 'x' for 'level' of codec 'zstd': expected an integer from "
+	  "1 to 19",
+	  NULL },
+	{ "20",
+	  "bad value '20' for 'level' of codec 'zstd': expected an integer "
+	  "from 1 to 19",
+	  NULL },
+	{ "0",
+	  "bad value '0' for 'level' of codec 'zstd': expected an integer from "
+	  "1 to 19",
+	  NULL },
+	{ "3x",
+	  "bad value '3x' for 'level' of codec 'zstd': expected an integer "
+	  "from 1 to 19",
+	  NULL },
+	{ "big=99999999999999999999",
+	  "bad value '99999999999999999999' for 'big' of codec 'zstd': "
+	  "expected an integer",
+	  NULL },
+	{ "dict=maybe",
+	  "bad value 'maybe' for 'dict' of codec 'zstd': expected on or off",
+	  NULL },
+	{ "dict=yes",
+	  "bad value 'yes' for 'dict' of codec 'zstd': expected on or off",
+	  NULL },
+	{ "dict_size=8G",
+	  "bad value '8G' for 'dict_size' of codec 'zstd': expected a size "
+	  "from 1K to 4M (bytes, or K, M, G)",
+	  NULL },
+	{ "block=lots",
+	  "bad value 'lots' for 'block' of codec 'zstd': expected a size like "
+	  "4096, 64K, 4M or 1G",
+	  NULL },
+	{ "flush=2m",
+	  "bad value '2m' for 'flush' of codec 'zstd': expected a duration "
+	  "from 1ms to 60s",
+	  NULL },
+	{ "transform=rle",
+	  "bad value 'rle' for 'transform' of codec 'zstd': expected none or "
+	  "columns",
+	  NULL },
+	{ "sort=a++b",
+	  "bad value 'a++b' for 'sort' of codec 'zstd': expected items joined "
+	  "by '+'",
+	  NULL },
+	{ "sort=a+",
+	  "bad value 'a+' for 'sort' of codec 'zstd': expected items joined by "
+	  "'+'",
+	  NULL },
+	{ "level=",
+	  "missing value for 'level' of codec 'zstd'",
+	  NULL },
+	{ "9,dict",
+	  "missing value for 'dict' of codec 'zstd'",
+	  "write dict=VALUE" },
+	{ "9,7",
+	  "unexpected value '7' for codec 'zstd': only the first item may be a "
+	  "bare value",
+	  NULL },
+	{ "dict=on,dict=off",
+	  "duplicate key 'dict' for codec 'zstd'",
+	  NULL },
+	{ "9,level=3",
+	  "duplicate key 'level' for codec 'zstd'",
+	  "the bare first value is 'level'" },
+	{ "9,",
+	  "empty item in '9,' for codec 'zstd'",
+	  NULL },
+	{ ",9",
+	  "empty item in ',9' for codec 'zstd'",
+	  NULL },
+	{ "9,,dict=on",
+	  "empty item in '9,,dict=on' for codec 'zstd'",
+	  NULL },
+	{ "=3",
+	  "missing key in '=3' for codec 'zstd'",
+	  NULL },
+	/* an escaped '=' is no key */
+	{ "dict\\=on",
+	  "bad value 'dict=on' for 'level' of codec 'zstd': expected an "
+	  "integer from 1 to 19",
+	  NULL },
+};
+
+/* Each case of cases[n] through parse; a failure names the text. */
+static void check_parse(int (*parse)(const char *s, int64_t *out),
+			const struct parse_case *cases, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int64_t v = REFUSED;
+		int ret = parse(cases[i].text, &v);
+		bool ok = cases[i].want == REFUSED ? ret == -EINVAL :
+			  ret == 0 && v == cases[i].want;
+
+		CHECK(ok);
+		if (!ok)
+			printf("  '%s': %d, %" PRId64 "\n", cases[i].text, ret,
+			       v);
+	}
+}
+
 static void test_sizes_durations(void)
 {
-	int64_t v;
-
-	CHECK(params_parse_size("0", &v) == 0 && v == 0);
-	CHECK(params_parse_size("4096", &v) == 0 && v == 4096);
-	CHECK(params_parse_size("64K", &v) == 0 && v == 65536);
-	CHECK(params_parse_size("64k", &v) == 0 && v == 65536);
-	CHECK(params_parse_size("4M", &v) == 0 && v == 4194304);
-	CHECK(params_parse_size("1G", &v) == 0 && v == 1073741824);
-	CHECK(params_parse_size("1.5K", &v) == 0 && v == 1536);
-	CHECK(params_parse_size("0.5", &v) == -EINVAL);
-	CHECK(params_parse_size("", &v) == -EINVAL);
-	CHECK(params_parse_size("K", &v) == -EINVAL);
-	CHECK(params_parse_size("-1", &v) == -EINVAL);
-	CHECK(params_parse_size("1T", &v) == -EINVAL);
-	CHECK(params_parse_size("1KB", &v) == -EINVAL);
-	CHECK(params_parse_size(" 1", &v) == -EINVAL);
-	CHECK(params_parse_size("1.", &v) == -EINVAL);
-	CHECK(params_parse_size("9223372036854775807", &v) == 0 &&
-	      v == INT64_MAX);
-	CHECK(params_parse_size("9223372036854775808", &v) == -EINVAL);
-	CHECK(params_parse_size("8589934592G", &v) == -EINVAL);
-
-	CHECK(params_parse_duration("2", &v) == 0 && v == 2000000000);
-	CHECK(params_parse_duration("2s", &v) == 0 && v == 2000000000);
-	CHECK(params_parse_duration("2.5s", &v) == 0 && v == 2500000000);
-	CHECK(params_parse_duration(".5", &v) == 0 && v == 500000000);
-	CHECK(params_parse_duration("100ms", &v) == 0 && v == 100000000);
-	CHECK(params_parse_duration("1.5ms", &v) == 0 && v == 1500000);
-	CHECK(params_parse_duration("50us", &v) == 0 && v == 50000);
-	CHECK(params_parse_duration("10ns", &v) == 0 && v == 10);
-	CHECK(params_parse_duration("0.000000001s", &v) == 0 && v == 1);
-	CHECK(params_parse_duration("0.5ns", &v) == -EINVAL);
-	CHECK(params_parse_duration("1m", &v) == -EINVAL);
-	CHECK(params_parse_duration("1h", &v) == -EINVAL);
-	CHECK(params_parse_duration("s", &v) == -EINVAL);
-	CHECK(params_parse_duration("1e3", &v) == -EINVAL);
-	CHECK(params_parse_duration("99999999999s", &v) == -EINVAL);
+	check_parse(params_parse_size, size_cases,
+		    sizeof(size_cases) / sizeof(size_cases[0]));
+	check_parse(params_parse_duration, duration_cases,
+		    sizeof(duration_cases) / sizeof(duration_cases[0]));
 }
 
 static void test_errors(void)
 {
-	CHECK_STR(zstd_err("lvl=3"), "unknown key 'lvl' for codec 'zstd'");
-	CHECK_STR(err.hint, "valid keys: level, dict, dict_size, dict_file, "
-		  "block, flush, transform, sort, big");
-	CHECK_STR(zstd_err("x"), "bad value 'x' for 'level' of codec 'zstd': "
-		  "expected an integer from 1 to 19");
-	CHECK_STR(zstd_err("20"), "bad value '20' for 'level' of codec "
-		  "'zstd': expected an integer from 1 to 19");
-	CHECK_STR(zstd_err("0"), "bad value '0' for 'level' of codec "
-		  "'zstd': expected an integer from 1 to 19");
-	CHECK_STR(zstd_err("3x"), "bad value '3x' for 'level' of codec "
-		  "'zstd': expected an integer from 1 to 19");
-	CHECK_STR(zstd_err("big=99999999999999999999"), "bad value "
-		  "'99999999999999999999' for 'big' of codec 'zstd': "
-		  "expected an integer");
-	CHECK_STR(zstd_err("dict=maybe"), "bad value 'maybe' for 'dict' of "
-		  "codec 'zstd': expected on or off");
-	CHECK_STR(zstd_err("dict=yes"), "bad value 'yes' for 'dict' of "
-		  "codec 'zstd': expected on or off");
-	CHECK_STR(zstd_err("dict_size=8G"), "bad value '8G' for 'dict_size' "
-		  "of codec 'zstd': expected a size from 1K to 4M (bytes, or "
-		  "K, M, G)");
-	CHECK_STR(zstd_err("block=lots"), "bad value 'lots' for 'block' of "
-		  "codec 'zstd': expected a size like 4096, 64K, 4M or 1G");
-	CHECK_STR(zstd_err("flush=2m"), "bad value '2m' for 'flush' of "
-		  "codec 'zstd': expected a duration from 1ms to 60s");
-	CHECK_STR(zstd_err("transform=rle"), "bad value 'rle' for "
-		  "'transform' of codec 'zstd': expected none or columns");
-	CHECK_STR(zstd_err("sort=a++b"), "bad value 'a++b' for 'sort' of "
-		  "codec 'zstd': expected items joined by '+'");
-	CHECK_STR(zstd_err("sort=a+"), "bad value 'a+' for 'sort' of "
-		  "codec 'zstd': expected items joined by '+'");
-	CHECK_STR(zstd_err("level="), "missing value for 'level' of codec "
-		  "'zstd'");
-	CHECK_STR(zstd_err("9,dict"), "missing value for 'dict' of codec "
-		  "'zstd'");
-	CHECK_STR(err.hint, "write dict=VALUE");
-	CHECK_STR(zstd_err("9,7"), "unexpected value '7' for codec 'zstd': "
-		  "only the first item may be a bare value");
-	CHECK_STR(zstd_err("dict=on,dict=off"), "duplicate key 'dict' for "
-		  "codec 'zstd'");
-	CHECK_STR(zstd_err("9,level=3"), "duplicate key 'level' for codec "
-		  "'zstd'");
-	CHECK_STR(err.hint, "the bare first value is 'level'");
-	CHECK_STR(zstd_err("9,"), "empty item in '9,' for codec 'zstd'");
-	CHECK_STR(zstd_err(",9"), "empty item in ',9' for codec 'zstd'");
-	CHECK_STR(zstd_err("9,,dict=on"), "empty item in '9,,dict=on' for "
-		  "codec 'zstd'");
-	CHECK_STR(zstd_err("=3"), "missing key in '=3' for codec 'zstd'");
-	/* an escaped '=' is no key */
-	CHECK_STR(zstd_err("dict\\=on"), "bad value 'dict=on' for 'level' "
-		  "of codec 'zstd': expected an integer from 1 to 19");
+	size_t i;
+
+	for (i = 0; i < sizeof(err_cases) / sizeof(err_cases[0]); i++) {
+		CHECK_STR(zstd_err(err_cases[i].text), err_cases[i].msg);
+		if (err_cases[i].hint)
+			CHECK_STR(err.hint, err_cases[i].hint);
+	}
 }
 
 static void test_required_positionless(void)
@@ -343,6 +432,13 @@ static void test_conf_defaults(void)
 		  "plugins.conf");
 }
 
+/* A table params_check_table refuses with msg. */
+static void check_bad_table(const struct pipe_param *table, const char *msg)
+{
+	CHECK(params_check_table(table, "plugin 'x.so'", &err) == -EINVAL);
+	CHECK_STR(err.msg, msg);
+}
+
 static void test_bad_tables(void)
 {
 	const struct pipe_param bad_def[] = {
@@ -374,28 +470,21 @@ static void test_bad_tables(void)
 		{ .name = "a", .type = PIPE_PARAM_STR, .help = "h" },
 		{ 0 },
 	};
-	const char *what = "plugin 'x.so'";
 
-	CHECK(params_check_table(zstd_params, what, &err) == 0);
-	CHECK(params_check_table(writer_params, what, &err) == 0);
-	CHECK(params_check_table(NULL, what, &err) == 0);
-	CHECK(params_check_table(bad_def, what, &err) == -EINVAL);
-	CHECK_STR(err.msg, "bad default '30' for 'level' of plugin 'x.so': "
-		  "expected an integer from 1 to 19");
-	CHECK(params_check_table(two_pos, what, &err) == -EINVAL);
-	CHECK_STR(err.msg, "plugin 'x.so' has 2 positional parameters, at "
-		  "most 1");
-	CHECK(params_check_table(bad_name, what, &err) == -EINVAL);
-	CHECK_STR(err.msg, "plugin 'x.so' has a bad parameter 'Level': names "
-		  "use a-z, 0-9 and '_'");
-	CHECK(params_check_table(no_choices, what, &err) == -EINVAL);
-	CHECK_STR(err.msg, "plugin 'x.so' has a bad parameter 'mode': an "
-		  "enum needs choices");
-	CHECK(params_check_table(bad_type, what, &err) == -EINVAL);
-	CHECK_STR(err.msg, "plugin 'x.so' has a bad parameter 'mode': "
-		  "unknown type");
-	CHECK(params_check_table(twice, what, &err) == -EINVAL);
-	CHECK_STR(err.msg, "plugin 'x.so' has the parameter 'a' twice");
+	CHECK(params_check_table(zstd_params, "plugin 'x.so'", &err) == 0);
+	CHECK(params_check_table(writer_params, "plugin 'x.so'", &err) == 0);
+	CHECK(params_check_table(NULL, "plugin 'x.so'", &err) == 0);
+	check_bad_table(bad_def, "bad default '30' for 'level' of plugin "
+			"'x.so': expected an integer from 1 to 19");
+	check_bad_table(two_pos, "plugin 'x.so' has 2 positional "
+			"parameters, at most 1");
+	check_bad_table(bad_name, "plugin 'x.so' has a bad parameter "
+			"'Level': names use a-z, 0-9 and '_'");
+	check_bad_table(no_choices, "plugin 'x.so' has a bad parameter "
+			"'mode': an enum needs choices");
+	check_bad_table(bad_type, "plugin 'x.so' has a bad parameter "
+			"'mode': unknown type");
+	check_bad_table(twice, "plugin 'x.so' has the parameter 'a' twice");
 }
 
 static void test_help(void)
