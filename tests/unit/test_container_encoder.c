@@ -52,6 +52,90 @@ static void check_summary(struct mem *f, const struct result *res)
 }
 
 /*
+ * One writer test: the records, a live writer with the xor codec and
+ * blocks of 4 KiB (o, changed by the test before enc_start), and the
+ * file it writes into memory.
+ */
+struct enc {
+	struct meta *meta;  /* make_meta's */
+	struct cw_opts o;   /* the writer's options; opaque: &f */
+	struct gen g;       /* the records, from enc_start */
+	struct cwriter *w;  /* from enc_start to enc_finish */
+	struct mem f;       /* the file */
+	struct cw_stats ws; /* the writer's stats at enc_finish */
+	struct result res;  /* the file read back by check_kept */
+	struct pipe_err err;
+};
+
+static void enc_init(struct enc *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->meta = make_meta();
+	e->o.codec = &xor_codec;
+	e->o.codec_name = "xor";
+	e->o.block_size = 4096;
+	e->o.flush_ns = 1000000000;
+	e->o.write = mem_write;
+	e->o.opaque = &e->f;
+	e->o.async = true;
+	e->o.drop_when_behind = true;
+}
+
+/* nr records of gen_records(seed), and the writer. */
+static void enc_start(struct enc *e, size_t nr, uint32_t seed)
+{
+	gen_records(&e->g, nr, seed);
+	CHECK(cwriter_new(&e->w, &e->o, e->meta, &e->err) == 0);
+}
+
+/* Add the records [i, i + 50) (fewer at the end) in one batch. */
+static void enc_add_50(struct enc *e, size_t i)
+{
+	struct pipe_batch b = { 0 };
+
+	b.recs = e->g.recs + i;
+	b.nr = e->g.nr - i < 50 ? e->g.nr - i : 50;
+	CHECK(cwriter_add(e->w, &b, &e->err) == 0);
+}
+
+/* End the file, keep the stats, free the writer. */
+static void enc_finish(struct enc *e)
+{
+	CHECK(cwriter_finish(e->w, &e->err) == 0);
+	cwriter_stats(e->w, &e->ws);
+	cwriter_free(e->w);
+	e->w = NULL;
+}
+
+static void enc_release(struct enc *e)
+{
+	gen_free(&e->g);
+	free(e->f.p);
+	meta_free(e->meta);
+}
+
+/*
+ * The file f, read back into e->res: all the records but those of the
+ * blocks dropped, in order, each counted lost with the 5 of the one
+ * PERF_RECORD_LOST (in place of itself, when its block went); no damage;
+ * its summary says the same.
+ */
+static void check_kept(struct enc *e, struct mem *f)
+{
+	CHECK(e->ws.records == e->g.nr);
+	CHECK(e->ws.stored_bytes == f->len);
+	read_file(f, false, &e->res);
+	CHECK(e->res.ret == PIPE_EOF);
+	CHECK(e->res.nr == e->g.nr - e->ws.dropped_records);
+	CHECK(e->res.ordered);
+	CHECK(e->ws.lost == 5 + e->ws.dropped_records ||
+	      e->ws.lost == 4 + e->ws.dropped_records);
+	CHECK(e->res.st.lost == e->ws.lost);
+	CHECK(e->res.reports == 0);
+	check_summary(f, &e->res);
+}
+
+/*
  * The encoder on its own thread, behind a slow codec and a queue of two
  * blocks.  Waiting (not live): every record reaches the file.  Live
  * (drop_when_behind): blocks are dropped, never the sideband, and each
@@ -61,66 +145,32 @@ static void check_summary(struct mem *f, const struct result *res)
  */
 static void test_encoder_queue(bool drop, bool transform)
 {
-	struct meta *meta = make_meta();
-	struct cw_opts o = {
-		.codec = &slow_codec,
-		.codec_name = "xor",
-		.block_size = 4096,
-		.flush_ns = 1000000000,
-		.write = mem_write,
-		.async = true,
-		.drop_when_behind = drop,
-		.queue_bytes = 8192,
-		.transform = transform,
-	};
-	struct pipe_err err;
-	struct cwriter *w = NULL;
-	struct mem f = { 0 };
-	struct pipe_batch b = { 0 };
-	struct cw_stats ws;
-	struct result res;
-	struct gen g;
+	struct enc e;
 	size_t i, side = 0;
 
-	o.opaque = &f;
+	enc_init(&e);
+	e.o.codec = &slow_codec;
+	e.o.drop_when_behind = drop;
+	e.o.queue_bytes = 8192;
+	e.o.transform = transform;
 	ct_slow_codec_init();
-	gen_records(&g, 3000, 5);
-	for (i = 0; i < g.nr; i++)
-		side += g.recs[i].stream == PIPE_STREAM_SIDEBAND;
-	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
-	for (i = 0; i < g.nr; i += 50) {
-		b.recs = g.recs + i;
-		b.nr = g.nr - i < 50 ? g.nr - i : 50;
-		CHECK(cwriter_add(w, &b, &err) == 0);
-	}
-	CHECK(cwriter_finish(w, &err) == 0);
-	cwriter_stats(w, &ws);
-	cwriter_free(w);
-	CHECK(ws.records == g.nr);
+	enc_start(&e, 3000, 5);
+	for (i = 0; i < e.g.nr; i++)
+		side += e.g.recs[i].stream == PIPE_STREAM_SIDEBAND;
+	for (i = 0; i < e.g.nr; i += 50)
+		enc_add_50(&e, i);
+	enc_finish(&e);
 	if (drop) {
-		CHECK(ws.dropped_blocks > 0);
-		CHECK(ws.dropped_records > 0);
-		CHECK(ws.dropped_samples <= ws.dropped_records);
+		CHECK(e.ws.dropped_blocks > 0);
+		CHECK(e.ws.dropped_records > 0);
+		CHECK(e.ws.dropped_samples <= e.ws.dropped_records);
 	} else {
-		CHECK(ws.dropped_blocks == 0);
+		CHECK(e.ws.dropped_blocks == 0);
 	}
-	read_file(&f, false, &res);
-	CHECK(res.ret == PIPE_EOF);
-	CHECK(res.nr == g.nr - ws.dropped_records);
-	CHECK(res.ordered);
-	/* the dropped records, and the 5 of the one PERF_RECORD_LOST
-	 * (in place of itself, when its block went) */
-	CHECK(ws.lost == 5 + ws.dropped_records ||
-	      ws.lost == 4 + ws.dropped_records);
-	CHECK(res.st.lost == ws.lost);
-	CHECK(res.reports == 0);
-	CHECK(ws.stored_bytes == f.len);
+	check_kept(&e, &e.f);
 	/* the sideband is never dropped */
-	CHECK(res.nr >= side);
-	check_summary(&f, &res);
-	gen_free(&g);
-	free(f.p);
-	meta_free(meta);
+	CHECK(e.res.nr >= side);
+	enc_release(&e);
 }
 
 /* Wait until the worker has written the first blocks, timed them and
@@ -147,59 +197,30 @@ static void wait_settled(struct cwriter *w)
  */
 static void test_encoder_idle(void)
 {
-	struct meta *meta = make_meta();
-	struct cw_opts o = {
-		.codec = &xor_codec,
-		.codec_name = "xor",
-		.block_size = 4096,
-		.flush_ns = 1000000000,
-		.write = mem_write,
-		.async = true,
-		.drop_when_behind = true,
-		/* a budget no sanitizer's slowness reaches */
-		.inline_ns = UINT64_C(10000000000),
-	};
-	struct pipe_err err;
-	struct cwriter *w = NULL;
-	struct mem f = { 0 };
-	struct pipe_batch b = { 0 };
-	struct cw_stats ws;
-	struct result res;
-	struct gen g;
+	struct enc e;
 	size_t i;
 
-	o.opaque = &f;
-	gen_records(&g, 3000, 0);
-	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
-	for (i = 0; i < g.nr; i += 50) {
-		b.recs = g.recs + i;
-		b.nr = g.nr - i < 50 ? g.nr - i : 50;
-		CHECK(cwriter_add(w, &b, &err) == 0);
+	enc_init(&e);
+	/* a budget no sanitizer's slowness reaches */
+	e.o.inline_ns = UINT64_C(10000000000);
+	enc_start(&e, 3000, 0);
+	for (i = 0; i < e.g.nr; i += 50) {
+		enc_add_50(&e, i);
 		/* due long ago: what is not encoded here wakes the worker */
-		cwriter_idle(w, UINT64_MAX / 2);
+		cwriter_idle(e.w, UINT64_MAX / 2);
 		if (i != 500)
 			continue;
 		/* let the worker write the first blocks, time them and go
 		 * back to sleep (however slowly a loaded machine runs it):
 		 * the blocks queued from now on wait for cwriter_idle */
-		wait_settled(w);
+		wait_settled(e.w);
 	}
-	cwriter_stats(w, &ws);
-	CHECK(ws.inline_blocks > 0);
-	CHECK(cwriter_finish(w, &err) == 0);
-	cwriter_stats(w, &ws);
-	cwriter_free(w);
-	CHECK(ws.records == g.nr);
-	CHECK(ws.dropped_blocks == 0);
-	read_file(&f, false, &res);
-	CHECK(res.ret == PIPE_EOF);
-	CHECK(res.nr == g.nr);
-	CHECK(res.ordered);
-	CHECK(res.reports == 0);
-	CHECK(ws.stored_bytes == f.len);
-	gen_free(&g);
-	free(f.p);
-	meta_free(meta);
+	cwriter_stats(e.w, &e.ws);
+	CHECK(e.ws.inline_blocks > 0);
+	enc_finish(&e);
+	CHECK(e.ws.dropped_blocks == 0);
+	check_kept(&e, &e.f);
+	enc_release(&e);
 }
 
 /*
@@ -208,73 +229,55 @@ static void test_encoder_idle(void)
  */
 static void test_encoder_one_wake(void)
 {
-	struct meta *meta = make_meta();
-	struct cw_opts o = {
-		.codec = &xor_codec,
-		.codec_name = "xor",
-		.block_size = 65536,
-		.flush_ns = 1000000000,
-		.write = mem_write,
-		.async = true,
-		.drop_when_behind = true,
-	};
-	struct pipe_err err;
-	struct cwriter *w = NULL;
-	struct mem f = { 0 };
 	struct pipe_batch b = { 0 };
 	struct pipe_record *r = NULL;
-	struct cw_stats ws;
-	struct result res;
-	struct gen g;
+	struct enc e;
 	size_t i, n = 0, first = 0;
 	uint32_t s;
 
-	o.opaque = &f;
-	gen_records(&g, 400, 9);
-	r = calloc(g.nr, sizeof(*r));
+	enc_init(&e);
+	e.o.block_size = 65536;
+	enc_start(&e, 400, 9);
+	r = calloc(e.g.nr, sizeof(*r));
 	CHECK(r != NULL);
 	/* the CPU streams' records, stream by stream */
 	for (s = 0; s < NR_CPUS; s++)
-		for (i = 0; i < g.nr; i++)
-			if (g.recs[i].stream == s)
-				r[n++] = g.recs[i];
+		for (i = 0; i < e.g.nr; i++)
+			if (e.g.recs[i].stream == s)
+				r[n++] = e.g.recs[i];
 	while (first < n && r[first].stream == 0)
 		first++;
 	CHECK(first > 0 && first < n);
-	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
 	/* stream 0 came after 10 s, the others after 10.6 s */
-	cwriter_set_arrival(w, 10000000000);
+	cwriter_set_arrival(e.w, 10000000000);
 	b.recs = r;
 	b.nr = first;
-	CHECK(cwriter_add(w, &b, &err) == 0);
-	cwriter_set_arrival(w, 10600000000);
+	CHECK(cwriter_add(e.w, &b, &e.err) == 0);
+	cwriter_set_arrival(e.w, 10600000000);
 	b.recs = r + first;
 	b.nr = n - first;
-	CHECK(cwriter_add(w, &b, &err) == 0);
-	CHECK(cwriter_tick(w, 10700000000, 100000000, &err) == 0);
-	cwriter_idle(w, 10700000000);
-	cwriter_stats(w, &ws);
-	CHECK(ws.worker_wakes == 0);
-	CHECK(ws.blocks == 0 && cwriter_next_tick(w) == 11000000000);
+	CHECK(cwriter_add(e.w, &b, &e.err) == 0);
+	CHECK(cwriter_tick(e.w, 10700000000, 100000000, &e.err) == 0);
+	cwriter_idle(e.w, 10700000000);
+	cwriter_stats(e.w, &e.ws);
+	CHECK(e.ws.worker_wakes == 0);
+	CHECK(e.ws.blocks == 0 && cwriter_next_tick(e.w) == 11000000000);
 	/* stream 0 due within 0.1 s: every stream goes, one wake */
-	CHECK(cwriter_tick(w, 10950000000, 100000000, &err) == 0);
-	cwriter_idle(w, 10950000000);
-	wait_settled(w);
-	cwriter_idle(w, 10960000000);
-	cwriter_stats(w, &ws);
-	CHECK(ws.worker_wakes == 1);
-	CHECK(ws.blocks == NR_CPUS);
-	CHECK(cwriter_next_tick(w) == UINT64_MAX);
-	CHECK(cwriter_finish(w, &err) == 0);
-	cwriter_free(w);
-	read_file(&f, false, &res);
-	CHECK(res.ret == PIPE_EOF);
-	CHECK(res.nr == n);
-	CHECK(res.ordered);
+	CHECK(cwriter_tick(e.w, 10950000000, 100000000, &e.err) == 0);
+	cwriter_idle(e.w, 10950000000);
+	wait_settled(e.w);
+	cwriter_idle(e.w, 10960000000);
+	cwriter_stats(e.w, &e.ws);
+	CHECK(e.ws.worker_wakes == 1);
+	CHECK(e.ws.blocks == NR_CPUS);
+	CHECK(cwriter_next_tick(e.w) == UINT64_MAX);
+	enc_finish(&e);
+	read_file(&e.f, false, &e.res);
+	CHECK(e.res.ret == PIPE_EOF);
+	CHECK(e.res.nr == n);
+	CHECK(e.res.ordered);
 	free(r);
-	gen_free(&g);
-	free(f.p);
-	meta_free(meta);
+	enc_release(&e);
 }
 
 /* A sink whose writes take 5 ms each once `slow` is set, and which
@@ -310,69 +313,41 @@ static int slow_write(void *opaque, const void *buf, size_t len,
  */
 static void test_encoder_slow_sink(void)
 {
-	struct meta *meta = make_meta();
-	struct cw_opts o = {
-		.codec = &xor_codec,
-		.codec_name = "xor",
-		.block_size = 4096,
-		.flush_ns = 1000000000,
-		.write = slow_write,
-		.async = true,
-		.drop_when_behind = true,
-		.queue_bytes = 65536,
-		.inline_ns = UINT64_C(10000000000),
-	};
-	struct pipe_err err;
-	struct cwriter *w = NULL;
 	struct slow_sink sink;
-	struct pipe_batch b = { 0 };
-	struct cw_stats ws;
-	struct result res;
-	struct gen g;
+	struct enc e;
 	size_t i;
 
+	enc_init(&e);
 	memset(&sink, 0, sizeof(sink));
 	sink.caller = pthread_self();
-	o.opaque = &sink;
-	gen_records(&g, 3000, 5);
-	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	e.o.write = slow_write;
+	e.o.opaque = &sink;
+	e.o.queue_bytes = 65536;
+	e.o.inline_ns = UINT64_C(10000000000);
+	enc_start(&e, 3000, 5);
 	__atomic_store_n(&sink.watch, 1, __ATOMIC_RELEASE);
-	for (i = 0; i < g.nr; i += 50) {
-		b.recs = g.recs + i;
-		b.nr = g.nr - i < 50 ? g.nr - i : 50;
-		CHECK(cwriter_add(w, &b, &err) == 0);
-		cwriter_idle(w, UINT64_MAX / 2);
+	for (i = 0; i < e.g.nr; i += 50) {
+		enc_add_50(&e, i);
+		cwriter_idle(e.w, UINT64_MAX / 2);
 		if (i == 1500) {
 			/* the caller encoded blocks; now the sink is slow */
-			cwriter_stats(w, &ws);
-			CHECK(ws.inline_blocks > 0);
+			cwriter_stats(e.w, &e.ws);
+			CHECK(e.ws.inline_blocks > 0);
 			__atomic_store_n(&sink.slow, 1, __ATOMIC_RELEASE);
 		}
 		if (i != 500)
 			continue;
 		/* the first blocks written and timed: from here on the
 		 * caller encodes in its idle moments */
-		wait_settled(w);
+		wait_settled(e.w);
 	}
-	CHECK(cwriter_finish(w, &err) == 0);
+	enc_finish(&e);
 	__atomic_store_n(&sink.watch, 0, __ATOMIC_RELEASE);
-	cwriter_stats(w, &ws);
-	cwriter_free(w);
 	CHECK(__atomic_load_n(&sink.caller_writes, __ATOMIC_RELAXED) == 0);
-	CHECK(ws.records == g.nr);
-	CHECK(ws.dropped_blocks > 0);
-	read_file(&sink.f, false, &res);
-	CHECK(res.ret == PIPE_EOF);
-	CHECK(res.nr == g.nr - ws.dropped_records);
-	CHECK(res.ordered);
-	CHECK(ws.lost == 5 + ws.dropped_records ||
-	      ws.lost == 4 + ws.dropped_records);
-	CHECK(res.st.lost == ws.lost);
-	CHECK(ws.stored_bytes == sink.f.len);
-	check_summary(&sink.f, &res);
-	gen_free(&g);
+	CHECK(e.ws.dropped_blocks > 0);
+	check_kept(&e, &sink.f);
 	free(sink.f.p);
-	meta_free(meta);
+	enc_release(&e);
 }
 
 int main(void)
