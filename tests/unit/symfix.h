@@ -60,20 +60,35 @@ static inline uint64_t nm_addr(const char *path, const char *sym, bool dyn)
 	return line[0] ? strtoull(line, NULL, 16) : 0;
 }
 
-static inline uint32_t build_id_of(const char *path, uint8_t *id)
+/* The build id of path as readelf prints it (hex), "" if none. */
+static inline void build_id_hex(const char *path, char *hex, size_t cap)
 {
-	char cmd[8192], hex[128];
-	uint32_t n = 0;
+	char cmd[8192];
 
 	snprintf(cmd, sizeof(cmd),
 		 "readelf -n '%s' | sed -n 's/.*Build ID: //p'", path);
-	run_line(cmd, hex, sizeof(hex));
+	run_line(cmd, hex, cap);
+}
+
+/* The bytes of the hex build id `hex` into id (20 at most): how many. */
+static inline uint32_t build_id_parse(const char *hex, uint8_t *id)
+{
+	uint32_t n = 0;
+
 	while (hex[2 * n] && hex[2 * n + 1] && n < 20) {
 		char byte[3] = { hex[2 * n], hex[2 * n + 1], 0 };
 
 		id[n++] = (uint8_t)strtoul(byte, NULL, 16);
 	}
 	return n;
+}
+
+static inline uint32_t build_id_of(const char *path, uint8_t *id)
+{
+	char hex[128];
+
+	build_id_hex(path, hex, sizeof(hex));
+	return build_id_parse(hex, id);
 }
 
 static inline void apply(struct symbolizer *s, const void *rec)
@@ -177,6 +192,16 @@ static inline void check_sym(struct symbolizer *s, uint32_t pid, uint64_t ip,
 static inline void path_of(char *buf, size_t cap, const char *name)
 {
 	snprintf(buf, cap, "%s/%s", fx, name);
+}
+
+/* Map the fixture `name` (its path into buf) whole for pid at base, as
+ * its own name and with no build id. */
+static inline void map_fixture(struct symbolizer *s, uint32_t pid,
+			       const char *name, uint64_t base, char *buf,
+			       size_t cap)
+{
+	path_of(buf, cap, name);
+	CHECK(map_elf(s, pid, buf, buf, base, NULL, 0, false) > 0);
 }
 
 #endif

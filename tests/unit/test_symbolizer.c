@@ -29,10 +29,8 @@ static void test_nopie_and_pie(void)
 	struct pipe_symbol sym;
 	uint64_t a;
 
-	path_of(nopie, sizeof(nopie), "fx_nopie");
-	path_of(pie, sizeof(pie), "fx_pie");
-	CHECK(map_elf(s, 10, nopie, nopie, 0, NULL, 0, false) > 0);
-	CHECK(map_elf(s, 11, pie, pie, PIE_BASE, NULL, 0, false) > 0);
+	map_fixture(s, 10, "fx_nopie", 0, nopie, sizeof(nopie));
+	map_fixture(s, 11, "fx_pie", PIE_BASE, pie, sizeof(pie));
 	a = nm_addr(nopie, "fx_alpha", false);
 	CHECK(a != 0);
 	check_sym(s, 10, a + 3, "fx_alpha", 3);
@@ -64,9 +62,8 @@ static void test_stripped_lib(void)
 	struct pipe_symbol sym;
 	uint64_t a;
 
-	path_of(lib, sizeof(lib), "libfx_stripped.so");
+	map_fixture(s, 20, "libfx_stripped.so", LIB_BASE, lib, sizeof(lib));
 	path_of(full, sizeof(full), "libfx.so");
-	CHECK(map_elf(s, 20, lib, lib, LIB_BASE, NULL, 0, false) > 0);
 	a = nm_addr(lib, "fx_lib_mul", true);
 	CHECK(a != 0);
 	check_sym(s, 20, LIB_BASE + a + 4, "fx_lib_mul", 4);
@@ -111,8 +108,7 @@ static void test_plt_and_aliases(void)
 	for (i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
 		struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
 
-		path_of(path, sizeof(path), bins[i]);
-		CHECK(map_elf(s, 30, path, path, PIE_BASE, NULL, 0, false) > 0);
+		map_fixture(s, 30, bins[i], PIE_BASE, path, sizeof(path));
 		a = objdump_addr(path, "fxn_id@plt");
 		CHECK(a != 0);
 		check_sym(s, 30, PIE_BASE + a + 4, "fxn_id@plt", 4);
@@ -142,7 +138,7 @@ static void test_plt_and_aliases(void)
 static void test_debug_files(void)
 {
 	char dbg[4200], link[4200], root[4200], debug_file[8400];
-	char hex[64], cmd[9000];
+	char hex[64];
 	struct symbolizer *s;
 	struct pipe_symbol sym;
 	uint8_t id[20];
@@ -154,9 +150,7 @@ static void test_debug_files(void)
 	path_of(root, sizeof(root), "debug");
 	n = build_id_of(dbg, id);
 	CHECK(n == 20);
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -n '%s' | sed -n 's/.*Build ID: //p'", dbg);
-	run_line(cmd, hex, sizeof(hex));
+	build_id_hex(dbg, hex, sizeof(hex));
 	snprintf(debug_file, sizeof(debug_file), "%s/.build-id/%.2s/%s.debug",
 		 root, hex, hex + 2);
 	a = nm_addr(debug_file, "fx_hidden", false);
@@ -225,11 +219,7 @@ static void test_deleted(void)
 		CHECK(fgets(hex, sizeof(hex), f) != NULL);
 		fclose(f);
 		hex[strcspn(hex, "\n")] = '\0';
-		for (gn = 0; gn < 20 && hex[2 * gn]; gn++) {
-			char byte[3] = { hex[2 * gn], hex[2 * gn + 1], 0 };
-
-			gid[gn] = (uint8_t)strtoul(byte, NULL, 16);
-		}
+		gn = build_id_parse(hex, gid);
 	}
 	CHECK(access(gone, F_OK) != 0);
 	snprintf(debug_file, sizeof(debug_file), "%s/.build-id/%.2s/%s.debug",
@@ -270,9 +260,7 @@ static void test_deleted_copy(void)
 	path_of(pie, sizeof(pie), "fx_pie");
 	path_of(tree, sizeof(tree), "copytree");
 	n = build_id_of(pie, id);
-	snprintf(cmd, sizeof(cmd),
-		 "readelf -n '%s' | sed -n 's/.*Build ID: //p'", pie);
-	run_line(cmd, hex, sizeof(hex));
+	build_id_hex(pie, hex, sizeof(hex));
 	snprintf(cmd, sizeof(cmd),
 		 "rm -rf '%s' && mkdir -p '%s/.build-id/%.2s' && "
 		 "cp '%s' '%s/.build-id/%.2s/%s'", tree, tree, hex, pie, tree,
