@@ -260,7 +260,7 @@ $(BUILD)/tests/test_container_%: tests/unit/test_container_%.c \
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c include/pipe/pipe_plugin.h tests/plugins/crash_common.h
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c include/pipe/pipe_plugin.h $(wildcard tests/plugins/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(PLUGIN_CFLAGS) -shared -o $@ $<
 

@@ -6,20 +6,7 @@
 #include <string.h>
 
 #include "pipe_plugin.h"
-
-static int bc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
-		   void **state)
-{
-	(void)host;
-	(void)ctx;
-	*state = NULL;
-	return 0;
-}
-
-static void bc_close(void *state)
-{
-	(void)state;
-}
+#include "stub.h"
 
 static size_t bc_bound(void *state, size_t raw_len)
 {
@@ -54,8 +41,8 @@ PIPE_PLUGIN_CODEC(
 	.summary = "a codec id from pipe's own range",
 	.version = "0",
 	.codec_id = 7,
-	.open = bc_open,
-	.close = bc_close,
+	.open = stub_open,
+	.close = stub_close,
 	.bound = bc_bound,
 	.compress = bc_compress,
 	.decompress = bc_decompress

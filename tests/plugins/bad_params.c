@@ -3,6 +3,7 @@
  * parameter table has a default outside the parameter's own bounds.
  */
 #include "pipe_plugin.h"
+#include "stub.h"
 
 static const struct pipe_param bad_params[] = {
 	{ .name = "level", .type = PIPE_PARAM_INT, .def = "30",
@@ -10,33 +11,12 @@ static const struct pipe_param bad_params[] = {
 	{ 0 },
 };
 
-static int params_open(const struct pipe_host *host, struct pipe_ctx *ctx,
-		       void **state)
-{
-	(void)host;
-	(void)ctx;
-	*state = NULL;
-	return 0;
-}
-
-static void params_close(void *state)
-{
-	(void)state;
-}
-
-static int params_consume(void *state, const struct pipe_batch *batch)
-{
-	(void)state;
-	(void)batch;
-	return 0;
-}
-
 PIPE_PLUGIN_SINK(
 	.name = "bad_params",
 	.summary = "a default out of bounds",
 	.version = "0",
 	.params = bad_params,
-	.open = params_open,
-	.close = params_close,
-	.consume = params_consume
+	.open = stub_open,
+	.close = stub_close,
+	.consume = stub_consume
 );

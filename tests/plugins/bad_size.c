@@ -3,27 +3,7 @@
  * descriptor claims to be 16 bytes, smaller than ABI 1.0 allows.
  */
 #include "pipe_plugin.h"
-
-static int size_open(const struct pipe_host *host, struct pipe_ctx *ctx,
-		      void **state)
-{
-	(void)host;
-	(void)ctx;
-	*state = NULL;
-	return 0;
-}
-
-static void size_close(void *state)
-{
-	(void)state;
-}
-
-static int size_consume(void *state, const struct pipe_batch *batch)
-{
-	(void)state;
-	(void)batch;
-	return 0;
-}
+#include "stub.h"
 
 PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.abi = PIPE_ABI,
@@ -32,7 +12,7 @@ PIPE_EXPORT const struct pipe_plugin pipe_plugin = {
 	.name = "bad_size",
 	.summary = "a truncated descriptor",
 	.version = "0",
-	.open = size_open,
-	.close = size_close,
-	.consume = size_consume,
+	.open = stub_open,
+	.close = stub_close,
+	.consume = stub_consume,
 };

@@ -6,6 +6,7 @@
 #include <errno.h>
 
 #include "pipe_plugin.h"
+#include "stub.h"
 
 static int fail_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		     void **state)
@@ -15,23 +16,11 @@ static int fail_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	return -EINVAL;
 }
 
-static void fail_close(void *state)
-{
-	(void)state;
-}
-
-static int fail_consume(void *state, const struct pipe_batch *batch)
-{
-	(void)state;
-	(void)batch;
-	return 0;
-}
-
 PIPE_PLUGIN_SINK(
 	.name = "fail_open",
 	.summary = "a sink whose open always fails",
 	.version = "0",
 	.open = fail_open,
-	.close = fail_close,
-	.consume = fail_consume
+	.close = stub_close,
+	.consume = stub_consume
 );

@@ -4,6 +4,7 @@
  * every byte source.
  */
 #include "pipe_plugin.h"
+#include "stub.h"
 
 static const struct pipe_param hp_params[] = {
 	{ .name = "path", .type = PIPE_PARAM_STR,
@@ -12,20 +13,6 @@ static const struct pipe_param hp_params[] = {
 	  .help = "the host's, not ours" },
 	{ 0 },
 };
-
-static int hp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
-		   void **state)
-{
-	(void)host;
-	(void)ctx;
-	*state = NULL;
-	return 0;
-}
-
-static void hp_close(void *state)
-{
-	(void)state;
-}
 
 static int hp_read_at(void *state, uint64_t off, void *buf, size_t len,
 		      size_t *got)
@@ -44,7 +31,7 @@ PIPE_PLUGIN_SOURCE(
 	.summary = "declares a host-owned option",
 	.version = "0",
 	.params = hp_params,
-	.open = hp_open,
-	.close = hp_close,
+	.open = stub_open,
+	.close = stub_close,
 	.read_at = hp_read_at
 );

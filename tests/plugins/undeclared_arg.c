@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "pipe_plugin.h"
+#include "stub.h"
 
 static int ua_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		   void **state)
@@ -25,18 +26,11 @@ static void ua_close(void *state)
 	free(state);
 }
 
-static int ua_consume(void *state, const struct pipe_batch *batch)
-{
-	(void)state;
-	(void)batch;
-	return 0;
-}
-
 PIPE_PLUGIN_SINK(
 	.name = "undeclared",
 	.summary = "asks for a parameter it does not declare",
 	.version = "1",
 	.open = ua_open,
 	.close = ua_close,
-	.consume = ua_consume
+	.consume = stub_consume
 );

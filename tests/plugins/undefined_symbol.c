@@ -3,6 +3,7 @@
  * symbol nothing defines, so dlopen(RTLD_NOW) must fail and say which.
  */
 #include "pipe_plugin.h"
+#include "stub.h"
 
 extern int pipe_test_no_such_symbol;
 
@@ -15,23 +16,11 @@ static int undef_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	return 0;
 }
 
-static void undef_close(void *state)
-{
-	(void)state;
-}
-
-static int undef_consume(void *state, const struct pipe_batch *batch)
-{
-	(void)state;
-	(void)batch;
-	return 0;
-}
-
 PIPE_PLUGIN_SINK(
 	.name = "undefined_symbol",
 	.summary = "needs a symbol nobody has",
 	.version = "0",
 	.open = undef_open,
-	.close = undef_close,
-	.consume = undef_consume
+	.close = stub_close,
+	.consume = stub_consume
 );
