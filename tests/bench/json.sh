@@ -10,6 +10,7 @@
 set -u
 : "${BUILD:?}" "${TOP:?}"
 PIPE=$BUILD/pipe burn=$BUILD/tests/workloads/burn
+. "$TOP/tests/bench/common.bash"
 # BENCH_DIR=DIR keeps the recordings in DIR and reuses those found there
 if [ -n "${BENCH_DIR:-}" ]; then
 	W=$BENCH_DIR
@@ -19,10 +20,7 @@ else
 	trap 'rm -rf "$W"' EXIT
 fi
 cd "$W" || exit 1
-if ! "$PIPE" -q -s perf:event=cpu-clock,duration=10ms,cpus=0 -k null:print=off 2>/dev/null; then
-	echo "skipped: perf_event_open not permitted"; exit 0
-fi
-command -v perf >/dev/null || { echo "skipped: perf not installed"; exit 0; }
+bench_need_perf
 MS=${BENCH_JSON_MS:-5000 50000}
 for ms in $MS; do
 	[ -s "p$ms.dat" ] && [ -s "f$ms.data" ] && continue

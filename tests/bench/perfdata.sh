@@ -10,13 +10,11 @@
 set -u
 : "${BUILD:?}" "${TOP:?}"
 PIPE=$BUILD/pipe burn=$BUILD/tests/workloads/burn
+. "$TOP/tests/bench/common.bash"
 W=$(mktemp -d "${TMPDIR:-/tmp}/pipe-bench-perfdata.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 cd "$W" || exit 1
-if ! "$PIPE" -q -s perf:event=cpu-clock,duration=10ms,cpus=0 -k null:print=off 2>/dev/null; then
-	echo "skipped: perf_event_open not permitted"; exit 0
-fi
-command -v perf >/dev/null || { echo "skipped: perf not installed"; exit 0; }
+bench_need_perf
 for ms in 1000 10000; do
 	perf record -q -e cpu-clock -g -B -N --no-bpf-event -o "r$ms.data" \
 		-- "$burn" $ms 2 >/dev/null 2>&1 || exit 1
