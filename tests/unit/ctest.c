@@ -13,6 +13,7 @@
 
 #include "ctest.h"
 #include "err.h"
+#include "rnd.h"
 
 /* ---- a tiny codec: xor with 0x5a, one length byte of overhead ---- */
 
@@ -206,8 +207,7 @@ void gen_records(struct gen *g, size_t nr, uint32_t seed)
 		uint8_t *p = (uint8_t *)(h + 1);
 		uint32_t cpu;
 
-		x = x * 1103515245u + 12345u;
-		t += 1000 + (x >> 20);
+		t += 1000 + (rnd_lcg32(&x) >> 20);
 		cpu = (x >> 8) % NR_CPUS;
 		if (i % 50 == 7) {
 			h->type = PERF_RECORD_COMM;

@@ -14,6 +14,7 @@
 #include "fakehost.h"
 #include "harness.h"
 #include "pipe_plugin.h"
+#include "rnd.h"
 
 /*
  * The sanitizer builds instrument the plugins, not the libraries doing
@@ -71,10 +72,7 @@ static uint64_t rnd_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return rnd_xorshift(&rnd_state);
 }
 
 static void fill_random(uint8_t *buf, size_t len)

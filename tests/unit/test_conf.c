@@ -14,6 +14,7 @@
 #include "err.h"
 #include "harness.h"
 #include "pipe_plugin.h"
+#include "rnd.h"
 
 static char dir[64];
 static struct pipe_err err;
@@ -389,11 +390,10 @@ static void test_random(void)
 		size_t len = 0, n, i;
 		int ret;
 
-		seed = seed * 1103515245u + 12345u;
-		n = (seed >> 16) % 40;
+		n = (rnd_lcg32(&seed) >> 16) % 40;
 		text[0] = '\0';
 		for (i = 0; i < n; i++) {
-			seed = seed * 1103515245u + 12345u;
+			rnd_lcg32(&seed);
 			len += (size_t)snprintf(text + len, sizeof(text) - len,
 						"%s%s", words[(seed >> 16) %
 							       nr_words],

@@ -18,6 +18,7 @@
 #include "harness.h"
 #include "memfile.h"
 #include "meta.h"
+#include "rnd.h"
 
 #define NR_RECS 3000
 #define BLOCK 4096
@@ -55,8 +56,7 @@ static void make_recs(struct recs *g)
 		struct perf_event_header *h = (void *)(g->buf + off);
 		uint8_t *p = (uint8_t *)h;
 
-		x = x * 1103515245u + 12345u;
-		t += 1 + (x >> 24);
+		t += 1 + (rnd_lcg32(&x) >> 24);
 		g->r[i].stream = 0;
 		g->r[i].time = t;
 		g->r[i].event = 0;

@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "merge.h"
+#include "rnd.h"
 
 struct fake {
 	struct perf_event_header h; /* type SAMPLE, size 16 */
@@ -123,9 +124,9 @@ static void test_late(void)
 
 	CHECK(merge_new(&m) == 0);
 	for (i = 0; i < N; i++) {
-		x = x * 6364136223846793005u + 1442695040888963407u;
 		/* the sideband: times jump back and forth */
-		r[i] = mk(&f[i], PIPE_STREAM_SIDEBAND, (x >> 33) % 100000, i);
+		r[i] = mk(&f[i], PIPE_STREAM_SIDEBAND,
+			  (rnd_lcg64(&x) >> 33) % 100000, i);
 		r[N + i] = mk(&f[N + i], 0, i * 20, i);
 	}
 	CHECK(merge_push(m, r, 2 * N) == 0);

@@ -12,6 +12,7 @@
 #include "err.h"
 #include "harness.h"
 #include "params.h"
+#include "rnd.h"
 
 static const struct pipe_param zstd_params[] = {
 	{ .name = "level", .type = PIPE_PARAM_INT,
@@ -548,11 +549,10 @@ static void test_random(void)
 		size_t n, i;
 		int ret;
 
-		seed = seed * 1103515245u + 12345u;
-		n = (seed >> 16) % sizeof(text);
+		n = (rnd_lcg32(&seed) >> 16) % sizeof(text);
 		for (i = 0; i < n; i++) {
-			seed = seed * 1103515245u + 12345u;
-			text[i] = alphabet[(seed >> 16) % (sizeof(alphabet) - 1)];
+			text[i] = alphabet[(rnd_lcg32(&seed) >> 16) %
+					   (sizeof(alphabet) - 1)];
 		}
 		text[n] = '\0';
 		err.msg[0] = '\0';

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "rnd.h"
 #include "runmerge.h"
 
 struct fake {
@@ -25,8 +26,7 @@ struct trun {
 
 static uint64_t rnd(uint64_t *x)
 {
-	*x = *x * 6364136223846793005u + 1442695040888963407u;
-	return *x >> 33;
+	return rnd_lcg64(x) >> 33;
 }
 
 static void trun_make(struct trun *t, uint32_t id, uint32_t stream,

@@ -17,6 +17,7 @@
 #include "fixtures.h"
 #include "harness.h"
 #include "meta.h"
+#include "rnd.h"
 #include "symbolizer.h"
 #include "symfix.h"
 
@@ -312,12 +313,8 @@ static void test_random_records(void)
 	for (i = 0; i < 20000; i++) {
 		struct perf_event_header *h = (void *)buf;
 
-		for (j = 0; j < 40; j++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-			buf[j] = x;
-		}
+		for (j = 0; j < 40; j++)
+			buf[j] = rnd_xorshift(&x);
 		h->type = types[x % 5];
 		h->size = (uint16_t)(8 * (1 + (x >> 8) % 40));
 		if (x & 0x100000) /* small pids and tids collide more */

@@ -12,6 +12,7 @@
 #include "elfsyms.h"
 #include "err.h"
 #include "harness.h"
+#include "rnd.h"
 #include "symtab.h"
 
 static int cmp_u64(const void *a, const void *b)
@@ -25,10 +26,7 @@ static uint64_t rng = 88172645463325252ULL;
 
 static uint64_t next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return rnd_xorshift(&rng);
 }
 
 /* n symbols made of `runs` ascending runs, all starts distinct, size 1 */

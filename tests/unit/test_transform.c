@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "meta.h"
 #include "pipe_plugin.h"
+#include "rnd.h"
 #include "transform.h"
 
 #define ST_BASE (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
@@ -26,10 +27,7 @@ static uint64_t rnd_state = 0x2545f4914f6cdd1dull;
 
 static uint64_t rnd(void)
 {
-	rnd_state ^= rnd_state << 13;
-	rnd_state ^= rnd_state >> 7;
-	rnd_state ^= rnd_state << 17;
-	return rnd_state;
+	return rnd_xorshift(&rnd_state);
 }
 
 /* A growable record buffer for generated blocks. */
