@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "decode.h"
-#include "err.h"
 #include "fuzz.h"
+#include "fuzz_events.h"
 #include "meta.h"
 
 static volatile uint64_t sink;
@@ -31,7 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct pipe_record rec;
 	struct pipe_sample s;
 	struct perf_event_header *h;
-	struct pipe_err err;
 	struct meta *m;
 	size_t len, i;
 	uint8_t *copy;
@@ -45,15 +44,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	a.sample_regs_user = get64(data + 24);
 	a.sample_regs_intr = get64(data + 32);
 	a.sample_id_all = data[40] & 1;
-	m = meta_new();
-	if (!m || meta_add_event(m, &a, "one", ids, 1, &err) < 0)
-		goto out;
-	if (data[40] & 2) {
-		/* a second event: records are told apart by IDENTIFIER */
-		a.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		if (meta_add_event(m, &a, "two", ids + 1, 1, &err) < 0)
-			goto out;
-	}
+	m = fuzz_events(&a, ids, data[40] & 2);
+	if (!m)
+		return 0;
 	len = (size - 48) & ~(size_t)7;
 	if (len > 0xfff8)
 		len = 0xfff8;

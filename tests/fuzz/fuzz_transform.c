@@ -10,6 +10,7 @@
 
 #include "err.h"
 #include "fuzz.h"
+#include "fuzz_events.h"
 #include "meta.h"
 #include "transform.h"
 
@@ -36,14 +37,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	a.sample_type = (st & ((PERF_SAMPLE_WEIGHT_STRUCT << 1) - 1)) |
 			PERF_SAMPLE_TIME;
 	a.sample_id_all = data[12] & 1;
-	m = meta_new();
-	if (!m || meta_add_event(m, &a, "a", ids, 1, &err) < 0)
-		goto out;
-	if (data[12] & 2) {
-		a.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		if (meta_add_event(m, &a, "b", ids + 1, 1, &err) < 0)
-			goto out;
-	}
+	m = fuzz_events(&a, ids, data[12] & 2);
+	if (!m)
+		return 0;
 	if (transform_new(&t, m, &err) < 0)
 		goto out;
 	raw = malloc(raw_len ? raw_len : 1);
