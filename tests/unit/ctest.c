@@ -472,6 +472,32 @@ void read_file(struct mem *src, bool strict, struct result *res)
 	read_blocks(&o, src, res);
 }
 
+int read_summary(struct mem *src, struct cr_stats *st)
+{
+	struct result quiet;
+	struct cr_opts o = {
+		.src = &mem_source,
+		.src_state = src,
+		.name = "x.dat",
+		.threads = 1,
+		.codec_open = codec_open,
+		.codec_close = codec_close,
+		.report = on_report,
+		.opaque = &quiet,
+	};
+	struct pipe_err err = { { 0 }, { 0 } };
+	struct creader *r = NULL;
+	int ret;
+
+	memset(&quiet, 0, sizeof(quiet));
+	src->next = 0;
+	ret = creader_open(&r, &o, &err);
+	if (ret == 0)
+		ret = creader_summary(r, st, &err);
+	creader_free(r);
+	return ret;
+}
+
 uint64_t gen_hash(const struct gen *g, size_t from, size_t to)
 {
 	uint64_t h = 0;

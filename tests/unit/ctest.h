@@ -106,6 +106,10 @@ uint64_t rec_hash(const struct pipe_record *r);
 /* Read all of src (from its start) with read_threads threads and the
  * window, into res. */
 void read_file(struct mem *src, bool strict, struct result *res);
+/* Open src (from its start) with one thread and take creader_summary
+ * into st: its return (1: the caller has to scan), or the open's error;
+ * damage lines are dropped. */
+int read_summary(struct mem *src, struct cr_stats *st);
 /* the rec_hash sum of g's records [from, to) */
 uint64_t gen_hash(const struct gen *g, size_t from, size_t to);
 

@@ -24,31 +24,14 @@
  * blocks or not: `pipe info` takes its totals from them. */
 static void check_summary(struct mem *f, const struct result *res)
 {
-	struct cr_opts o = {
-		.src = &mem_source,
-		.src_state = f,
-		.name = "x.dat",
-		.threads = 1,
-		.codec_open = codec_open,
-		.codec_close = codec_close,
-		.report = on_report,
-	};
-	struct pipe_err err = { { 0 }, { 0 } };
-	struct result quiet;
-	struct creader *r = NULL;
 	struct cr_stats st;
 
-	memset(&quiet, 0, sizeof(quiet));
-	o.opaque = &quiet;
-	f->next = 0;
-	CHECK(creader_open(&r, &o, &err) == 0);
-	CHECK(r && creader_summary(r, &st, &err) == 0);
+	CHECK(read_summary(f, &st) == 0);
 	CHECK(st.records == res->st.records);
 	CHECK(st.samples == res->st.samples);
 	CHECK(st.lost == res->st.lost);
 	CHECK(st.blocks == res->st.blocks);
 	CHECK(st.raw_bytes == res->st.raw_bytes);
-	creader_free(r);
 }
 
 /*
