@@ -59,30 +59,23 @@ static const struct pipe_param pdsink_params[] = {
 static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		       void **state)
 {
-	struct pdsink *s = calloc(1, sizeof(*s));
+	struct pdsink *s = *state; /* zeroed by the host (state_size) */
 	struct stat st;
 	FILE *f;
 	int ret;
 
-	if (!s) {
-		host->error(ctx, "cannot start sink 'perfdata': out of memory");
-		return -ENOMEM;
-	}
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
 	ret = host->open_output(ctx, s->path, &f);
-	if (ret < 0) {
-		free(s);
+	if (ret < 0)
 		return ret;
-	}
 	s->fd = fileno(f);
 	if (!strcmp(s->path, "-") && fstat(s->fd, &st) == 0 &&
 	    S_ISREG(st.st_mode) && host->arg_int(ctx, "mode") != 2)
 		host->log(ctx, PIPE_LOG_NOTE,
 			  "perf.data to standard output is written in pipe "
 			  "mode");
-	*state = s;
 	return 0;
 }
 
@@ -96,7 +89,6 @@ static void pdsink_close(void *state)
 		free(s->maps[i].path);
 	free(s->maps);
 	itab_free(&s->maps_tab);
-	free(s);
 }
 
 static int fail_write(struct pdsink *s, int ret)
@@ -288,6 +280,7 @@ PIPE_PLUGIN_SINK(
 		   "hotspot",
 	.version = "1.0",
 	.params = pdsink_params,
+	.state_size = sizeof(struct pdsink),
 	.open = pdsink_open,
 	.close = pdsink_close,
 	.start_sink = pdsink_start,

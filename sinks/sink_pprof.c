@@ -71,17 +71,28 @@ static const struct pipe_param pp_params[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
+static void pp_close(void *state)
+{
+	struct pp *s = state;
+	uint32_t i;
+
+	pprof_free(s->prof);
+	for (i = 0; i < s->nr_bins; i++)
+		free(s->bins[i].path);
+	free(s->bins);
+	itab_free(&s->bins_tab);
+	free(s->cache);
+	free(s->locs);
+	free(s->values);
+}
+
 static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		   void **state)
 {
-	struct pp *s = calloc(1, sizeof(*s));
+	struct pp *s = *state; /* zeroed by the host (state_size) */
 	FILE *f;
 	int ret = -ENOMEM;
 
-	if (!s) {
-		host->error(ctx, "cannot start sink 'pprof': out of memory");
-		return -ENOMEM;
-	}
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
@@ -97,29 +108,10 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	if (ret < 0)
 		goto fail;
 	s->fd = fileno(f);
-	*state = s;
 	return 0;
 fail:
-	free(s->cache);
-	free(s->locs);
-	free(s);
+	pp_close(s);
 	return ret;
-}
-
-static void pp_close(void *state)
-{
-	struct pp *s = state;
-	uint32_t i;
-
-	pprof_free(s->prof);
-	for (i = 0; i < s->nr_bins; i++)
-		free(s->bins[i].path);
-	free(s->bins);
-	itab_free(&s->bins_tab);
-	free(s->cache);
-	free(s->locs);
-	free(s->values);
-	free(s);
 }
 
 /* The period's unit: the software clocks count nanoseconds. */
@@ -443,6 +435,7 @@ PIPE_PLUGIN_SINK(
 		   "pprof and fleet profilers",
 	.version = "1.0",
 	.params = pp_params,
+	.state_size = sizeof(struct pp),
 	.open = pp_open,
 	.close = pp_close,
 	.start_sink = pp_start,

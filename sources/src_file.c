@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -36,11 +35,9 @@ static const struct pipe_param fsrc_params[] = {
 static int fsrc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		     void **state)
 {
-	struct fsrc *s = calloc(1, sizeof(*s));
+	struct fsrc *s = *state; /* zeroed by the host (state_size) */
 	struct stat st;
 
-	if (!s)
-		return -ENOMEM;
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
@@ -52,18 +49,15 @@ static int fsrc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		int e = errno;
 
 		host->error(ctx, "cannot open '%s': %s", s->path, strerror(e));
-		free(s);
 		return -e;
 	}
 	if (fstat(s->fd, &st) == 0 && S_ISDIR(st.st_mode)) {
 		host->error(ctx, "cannot read '%s': it is a directory", s->path);
 		if (s->fd != STDIN_FILENO)
 			close(s->fd);
-		free(s);
 		return -EISDIR;
 	}
 	s->seekable = fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode);
-	*state = s;
 	return 0;
 }
 
@@ -141,7 +135,6 @@ static void fsrc_close(void *state)
 		munmap(s->map, s->map_len);
 	if (s->fd > STDERR_FILENO)
 		close(s->fd);
-	free(s);
 }
 
 PIPE_PLUGIN_SOURCE(
@@ -150,6 +143,7 @@ PIPE_PLUGIN_SOURCE(
 	.summary = "read a pipe file",
 	.version = "1",
 	.params = fsrc_params,
+	.state_size = sizeof(struct fsrc),
 	.open = fsrc_open,
 	.close = fsrc_close,
 	.read_at = fsrc_read_at,

@@ -55,18 +55,25 @@ static const struct pipe_param pdsrc_params[] = {
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
+static void pdsrc_close(void *state)
+{
+	struct pdsrc *s = state;
+
+	pdread_free(s->rd);
+	if (s->fd > STDIN_FILENO)
+		close(s->fd);
+	free(s->ahead.p);
+	free(s->arena);
+	free(s->recs);
+}
+
 static int pdsrc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		      void **state)
 {
-	struct pdsrc *s = calloc(1, sizeof(*s));
+	struct pdsrc *s = *state; /* zeroed by the host (state_size) */
 	char msg[512];
 	int ret;
 
-	if (!s) {
-		host->error(ctx, "cannot start source 'perfdata': out of "
-			    "memory");
-		return -ENOMEM;
-	}
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
@@ -100,28 +107,10 @@ static int pdsrc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 				   s->path);
 		goto fail;
 	}
-	*state = s;
 	return 0;
 fail:
-	if (s->fd > STDIN_FILENO)
-		close(s->fd);
-	free(s->arena);
-	free(s->recs);
-	free(s);
+	pdsrc_close(s);
 	return ret;
-}
-
-static void pdsrc_close(void *state)
-{
-	struct pdsrc *s = state;
-
-	pdread_free(s->rd);
-	if (s->fd > STDIN_FILENO)
-		close(s->fd);
-	free(s->ahead.p);
-	free(s->arena);
-	free(s->recs);
-	free(s);
 }
 
 static int read_fail(struct pdsrc *s, int ret)
@@ -418,6 +407,7 @@ PIPE_PLUGIN_SOURCE(
 	.summary = "read a perf.data file of perf record (file or pipe mode)",
 	.version = "1.0",
 	.params = pdsrc_params,
+	.state_size = sizeof(struct pdsrc),
 	.open = pdsrc_open,
 	.close = pdsrc_close,
 	.start = pdsrc_start,

@@ -281,14 +281,21 @@ out:
 	return ret;
 }
 
+static void synth_close(void *state)
+{
+	struct synth *s = state;
+
+	free(s->next_time);
+	free(s->pid_cdf);
+	free(s->buf);
+}
+
 static int synth_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		      void **state)
 {
-	struct synth *s = calloc(1, sizeof(*s));
+	struct synth *s = *state; /* zeroed by the host (state_size) */
 	uint32_t i;
 
-	if (!s)
-		return -ENOMEM;
 	s->host = host;
 	s->ctx = ctx;
 	s->rng = (uint64_t)host->arg_int(ctx, "seed");
@@ -302,10 +309,7 @@ static int synth_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->pid_cdf = calloc(s->nr_pids, sizeof(*s->pid_cdf));
 	s->buf = malloc(SYNTH_BUF);
 	if (!s->next_time || !s->pid_cdf || !s->buf) {
-		free(s->next_time);
-		free(s->pid_cdf);
-		free(s->buf);
-		free(s);
+		synth_close(s);
 		return -ENOMEM;
 	}
 	make_cdf(s->pid_cdf, s->nr_pids);
@@ -318,27 +322,13 @@ static int synth_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		int ret = load_binary(s);
 
 		if (ret < 0) {
-			free(s->next_time);
-			free(s->pid_cdf);
-			free(s->buf);
-			free(s);
+			synth_close(s);
 			return ret;
 		}
 	}
 	for (i = 0; i < s->nr_cpus; i++)
 		s->next_time[i] = SYNTH_T0 + rnd(s) % s->period;
-	*state = s;
 	return 0;
-}
-
-static void synth_close(void *state)
-{
-	struct synth *s = state;
-
-	free(s->next_time);
-	free(s->pid_cdf);
-	free(s->buf);
-	free(s);
 }
 
 static int synth_start(void *state)
@@ -627,6 +617,7 @@ PIPE_PLUGIN_SOURCE(
 	.summary = "deterministic perf-shaped records for tests",
 	.version = "1",
 	.params = synth_params,
+	.state_size = sizeof(struct synth),
 	.open = synth_open,
 	.close = synth_close,
 	.start = synth_start,

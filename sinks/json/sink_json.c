@@ -139,8 +139,6 @@ static void json_close(void *state)
 	struct json *j = state;
 	uint32_t i;
 
-	if (!j)
-		return;
 	if (j->side.fd >= 0)
 		close(j->side.fd);
 	free(j->out.buf);
@@ -149,22 +147,17 @@ static void json_close(void *state)
 	for (i = 0; j->esc && i < JSON_ESC_SLOTS; i++)
 		free(j->esc[i].json);
 	free(j->esc);
-	free(j);
 }
 
 static int json_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		     void **state)
 {
-	struct json *j = calloc(1, sizeof(*j));
+	struct json *j = *state; /* zeroed by the host (state_size) */
 	int ret;
 
-	if (!j) {
-		host->error(ctx, "cannot start sink 'json': out of memory");
-		return -ENOMEM;
-	}
 	j->host = host;
 	j->ctx = ctx;
-	j->sample.size = sizeof(j->sample); /* the rest zero (calloc) */
+	j->sample.size = sizeof(j->sample); /* the rest zero (state_size) */
 	j->out.fd = -1;
 	j->side.fd = -1;
 	j->path = host->arg_str(ctx, "path");
@@ -194,7 +187,6 @@ static int json_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	ret = json_open_output(j);
 	if (ret < 0)
 		goto out_free;
-	*state = j;
 	return 0;
 
 out_free:
@@ -337,6 +329,7 @@ PIPE_PLUGIN_SINK(
 		   "or JSON lines",
 	.version = "1.0",
 	.params = json_params,
+	.state_size = sizeof(struct json),
 	.open = json_open,
 	.close = json_close,
 	.start_sink = json_start,

@@ -119,8 +119,6 @@ static void report_close(void *state)
 	struct report *r = state;
 	uint32_t i;
 
-	if (!r)
-		return;
 	free(r->strs.items);
 	itab_free(&r->strs_h);
 	free(r->syms.items);
@@ -141,22 +139,19 @@ static void report_close(void *state)
 	free(r->owned.items);
 	free(r->totals);
 	free(r->f_pid);
-	free(r);
 }
 
 static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		       void **state)
 {
-	struct report *r = calloc(1, sizeof(*r));
+	struct report *r = *state; /* zeroed by the host (state_size) */
 	const char *limit;
 	char *end;
 	int ret;
 
-	if (!r)
-		return -ENOMEM;
 	r->host = host;
 	r->ctx = ctx;
-	r->sample.size = sizeof(r->sample); /* the rest zero (calloc) */
+	r->sample.size = sizeof(r->sample); /* the rest zero (state_size) */
 	r->strs.size = sizeof(struct str);
 	r->syms.size = sizeof(struct sym);
 	r->rows.size = sizeof(struct row);
@@ -213,7 +208,6 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	ret = host->open_output(ctx, r->output, &r->out);
 	if (ret < 0)
 		goto fail;
-	*state = r;
 	return 0;
 fail:
 	report_close(r);
@@ -243,6 +237,7 @@ PIPE_PLUGIN_SINK(
 		   "folded stacks",
 	.version = "1",
 	.params = report_params,
+	.state_size = sizeof(struct report),
 	.open = report_open,
 	.close = report_close,
 	.start_sink = report_start,
