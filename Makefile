@@ -111,12 +111,12 @@ EXTRA_src_perfdata := formats/pdread.c formats/pdmeta.c lib/sideband.c \
 LIBS_src_perfdata := -lzstd
 NEED_src_perfdata := zstd.h
 EXTRA_sink_perfdata := formats/pdwrite.c formats/buildid.c lib/fdio.c lib/grow.c \
-	lib/sideband.c lib/itab.c
+	lib/sideband.c lib/itab.c lib/strtab.c
 LIBS_sink_perfdata := -lzstd
 NEED_sink_perfdata := zstd.h
 # pprof: the schema in formats/profile.proto, compiled by protoc-c
 EXTRA_sink_pprof := formats/pprof.c formats/buildid.c lib/fdio.c lib/itab.c \
-	lib/frames.c lib/sideband.c lib/grow.c
+	lib/frames.c lib/sideband.c lib/grow.c lib/strtab.c
 EXTRA_sink_report := lib/frames.c lib/jsonw.c lib/itab.c lib/grow.c
 GEN_sink_pprof := $(BUILD)/obj/gen/profile.pb-c.o
 LIBS_sink_pprof := -lprotobuf-c -lz

@@ -15,6 +15,7 @@
 #include "itab.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
+#include "strtab.h"
 
 struct mapping {
 	uint64_t start, limit, offset;
@@ -47,9 +48,7 @@ struct pprof {
 	uint32_t default_type;
 	int64_t time_nanos, duration_nanos;
 	/* strings */
-	char **strs;
-	uint32_t nr_strs, cap_strs;
-	struct itab str_tab;
+	struct strtab strs;  /* the string table, in order */
 	/* items */
 	struct mapping *maps;
 	uint32_t nr_maps, cap_maps;
@@ -97,39 +96,9 @@ static int tab_reserve(const struct pprof *p, struct itab *t,
 
 /* ---- strings ------------------------------------------------------------ */
 
-static bool str_eq(const void *items, uint32_t item, const void *key)
-{
-	const struct pprof *p = items;
-
-	return !strcmp(p->strs[item], key);
-}
-
-static uint64_t str_rehash(const void *items, uint32_t item)
-{
-	const struct pprof *p = items;
-
-	return itab_hash_str(p->strs[item]);
-}
-
 int64_t pprof_string(struct pprof *p, const char *s)
 {
-	uint64_t h = itab_hash_str(s);
-	uint32_t i = itab_find(&p->str_tab, h, str_eq, p, s);
-	int ret;
-
-	if (i != ITAB_NONE)
-		return i;
-	ret = tab_reserve(p, &p->str_tab, str_rehash);
-	if (ret == 0)
-		ret = grow(&p->strs, &p->cap_strs, p->nr_strs + 1,
-			   sizeof(char *), PPROF_STRINGS_MAX);
-	if (ret < 0)
-		return ret;
-	p->strs[p->nr_strs] = strdup(s);
-	if (!p->strs[p->nr_strs])
-		return -ENOMEM;
-	itab_put(&p->str_tab, h, p->nr_strs);
-	return p->nr_strs++;
+	return strtab_add(&p->strs, s);
 }
 
 /* ---- set-up ------------------------------------------------------------- */
@@ -145,6 +114,7 @@ int pprof_new(struct pprof **out, uint32_t nr_types)
 	if (!p)
 		return -ENOMEM;
 	p->nr_types = nr_types;
+	p->strs.max = PPROF_STRINGS_MAX;
 	p->type_names = calloc(nr_types, sizeof(int64_t));
 	p->type_units = calloc(nr_types, sizeof(int64_t));
 	if (!p->type_names || !p->type_units || pprof_string(p, "") != 0)
@@ -163,14 +133,9 @@ oom:
 
 void pprof_free(struct pprof *p)
 {
-	uint32_t i;
-
 	if (!p)
 		return;
-	for (i = 0; i < p->nr_strs; i++)
-		free(p->strs[i]);
-	free(p->strs);
-	itab_free(&p->str_tab);
+	strtab_release(&p->strs);
 	free(p->maps);
 	itab_free(&p->map_tab);
 	free(p->funcs);
@@ -693,8 +658,8 @@ static int build(struct pprof *p, struct packed *k,
 	pr->location = k->plocs;
 	pr->n_function = p->nr_funcs;
 	pr->function = k->pfuncs;
-	pr->n_string_table = p->nr_strs;
-	pr->string_table = p->strs;
+	pr->n_string_table = p->strs.nr;
+	pr->string_table = p->strs.strs;
 	pr->time_nanos = p->time_nanos;
 	pr->duration_nanos = p->duration_nanos;
 	k->period_type = k->types[p->default_type];

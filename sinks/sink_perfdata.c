@@ -15,15 +15,13 @@
 
 #include "pipe_plugin.h"
 #include "buildid.h"
-#include "grow.h"
-#include "itab.h"
 #include "pdwrite.h"
 #include "sideband.h"
+#include "strtab.h"
 
 #define PATHS_MAX (1u << 16) /* distinct mapped files remembered */
 
 struct mapped {
-	char *path;                  /* owned */
 	uint8_t id[PD_BUILD_ID_MAX]; /* from an MMAP2 record */
 	uint8_t len;                 /* 0: none recorded */
 	bool kernel;
@@ -35,9 +33,9 @@ struct pdsink {
 	const char *path;             /* borrowed from the args */
 	int fd;                       /* the host's output */
 	struct pdwrite *w;            /* owned */
-	struct mapped *maps;          /* owned, by first sight */
-	size_t nr_maps, cap_maps;
-	struct itab maps_tab;         /* maps by path */
+	struct strtab paths;          /* mapped files: maps[number] */
+	struct mapped *maps;          /* owned: one per path */
+	size_t cap_maps;              /* maps allocated */
 };
 
 static const struct pipe_param pdsink_params[] = {
@@ -67,6 +65,7 @@ static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
+	s->paths.max = PATHS_MAX;
 	ret = host->open_output(ctx, s->path, &f);
 	if (ret < 0)
 		return ret;
@@ -82,13 +81,10 @@ static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 static void pdsink_close(void *state)
 {
 	struct pdsink *s = state;
-	uint32_t i;
 
 	pdwrite_free(s->w);
-	for (i = 0; i < s->nr_maps; i++)
-		free(s->maps[i].path);
+	strtab_release(&s->paths);
 	free(s->maps);
-	itab_free(&s->maps_tab);
 }
 
 static int fail_write(struct pdsink *s, int ret)
@@ -158,24 +154,13 @@ static int pdsink_start(void *state)
 	return ret;
 }
 
-static bool map_eq(const void *items, uint32_t item, const void *key)
-{
-	return !strcmp(((const struct mapped *)items)[item].path, key);
-}
-
-static uint64_t map_rehash(const void *items, uint32_t item)
-{
-	return itab_hash_str(((const struct mapped *)items)[item].path);
-}
-
 /* Remember a mapped file (and a build-id its MMAP2 record carries). */
 static int note_map(struct pdsink *s, const struct perf_event_header *h)
 {
 	struct sideband sb;
 	struct mapped *m;
 	const char *name;
-	uint64_t hash;
-	uint32_t i;
+	int64_t i;
 
 	if (sideband_decode(h, &sb) < 0 ||
 	    (sb.misc & PERF_RECORD_MISC_MMAP_DATA))
@@ -183,24 +168,12 @@ static int note_map(struct pdsink *s, const struct perf_event_header *h)
 	name = sb.name;
 	if (name[0] != '/')
 		return 0; /* files only: the kernel's id is in the metadata */
-	hash = itab_hash_str(name);
-	i = itab_find(&s->maps_tab, hash, map_eq, s->maps, name);
-	if (i == ITAB_NONE) {
-		if (s->nr_maps >= PATHS_MAX)
-			return 0;
-		if (itab_reserve(&s->maps_tab, 256, UINT32_MAX / 2 + 1,
-				 map_rehash, s->maps) < 0 ||
-		    grow_array(&s->maps, &s->cap_maps, s->nr_maps + 1,
-			       sizeof(*s->maps), 64, PATHS_MAX) < 0)
-			return -ENOMEM;
-		m = &s->maps[s->nr_maps];
-		memset(m, 0, sizeof(*m));
-		m->path = strdup(name);
-		if (!m->path)
-			return -ENOMEM;
-		i = (uint32_t)s->nr_maps++;
-		itab_put(&s->maps_tab, hash, i);
-	}
+	i = strtab_add_item(&s->paths, name, &s->maps, &s->cap_maps,
+			    sizeof(*s->maps));
+	if (i == -E2BIG)
+		return 0; /* PATHS_MAX remembered: no more */
+	if (i < 0)
+		return -ENOMEM;
 	m = &s->maps[i];
 	if (sb.build_id && sb.build_id_len <= PD_BUILD_ID_MAX && !m->len) {
 		memcpy(m->id, sb.build_id, sb.build_id_len);
@@ -256,14 +229,15 @@ static int pdsink_finish(void *state)
 	if (kid && hex_id(kid, id, &len) == 0)
 		ret = pdwrite_build_id(s->w, "[kernel.kallsyms]", id, len,
 				       true);
-	for (i = 0; ret == 0 && i < s->nr_maps; i++) {
-		struct mapped *m = &s->maps[i];
+	for (i = 0; ret == 0 && i < s->paths.nr; i++) {
+		const struct mapped *m = &s->maps[i];
+		const char *path = s->paths.strs[i];
 
 		if (m->len)
-			ret = pdwrite_build_id(s->w, m->path, m->id, m->len,
+			ret = pdwrite_build_id(s->w, path, m->id, m->len,
 					       false);
-		else if (buildid_of_file(m->path, id, &len) == 0)
-			ret = pdwrite_build_id(s->w, m->path, id, len, false);
+		else if (buildid_of_file(path, id, &len) == 0)
+			ret = pdwrite_build_id(s->w, path, id, len, false);
 	}
 	if (ret < 0)
 		return ret;

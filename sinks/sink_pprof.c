@@ -16,10 +16,9 @@
 #include "pipe_plugin.h"
 #include "buildid.h"
 #include "frames.h"
-#include "grow.h"
-#include "itab.h"
 #include "pprof.h"
 #include "sideband.h"
+#include "strtab.h"
 
 #define CACHE_SLOTS (1u << 16)   /* address -> location cache */
 #define BINS_MAX (1u << 16)      /* binaries remembered from maps */
@@ -34,7 +33,7 @@ struct loc_slot {
 };
 
 struct bin {
-	char *path;               /* owned */
+	const char *path;         /* borrowed from pp.paths */
 	uint64_t start, limit, pgoff; /* the first map of it */
 	char build_id[2 * BUILDID_MAX + 1]; /* hex, "" none */
 	bool id_known;            /* build_id filled (or looked for) */
@@ -53,10 +52,9 @@ struct pp {
 	uint64_t *locs;               /* one stack */
 	struct loc_slot *cache;       /* CACHE_SLOTS */
 	uint32_t gen;                 /* bumped by each sideband record */
-	struct bin *bins;             /* owned: nr_bins, by path in bins_tab */
+	struct strtab paths;          /* binaries: bins[number] */
+	struct bin *bins;             /* owned: one per path */
 	size_t cap_bins;              /* bins allocated */
-	uint32_t nr_bins;             /* bins used */
-	struct itab bins_tab;         /* bins by path */
 	uint64_t kernel_text;
 	uint64_t first_time, last_time;
 };
@@ -74,13 +72,10 @@ static const struct pipe_param pp_params[] = {
 static void pp_close(void *state)
 {
 	struct pp *s = state;
-	uint32_t i;
 
 	pprof_free(s->prof);
-	for (i = 0; i < s->nr_bins; i++)
-		free(s->bins[i].path);
+	strtab_release(&s->paths);
 	free(s->bins);
-	itab_free(&s->bins_tab);
 	free(s->cache);
 	free(s->locs);
 	free(s->values);
@@ -96,6 +91,7 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
+	s->paths.max = BINS_MAX;
 	s->level = (int)host->arg_int(ctx, "level");
 	s->lines = host->arg_int(ctx, "lines") && PIPE_HOST_HAS(host, srcline);
 	s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
@@ -159,39 +155,18 @@ static int pp_start(void *state)
 	return 0;
 }
 
-static uint64_t bin_hash(const void *items, uint32_t item)
-{
-	return itab_hash_str(((const struct bin *)items)[item].path);
-}
-
-static bool bin_is(const void *items, uint32_t item, const void *path)
-{
-	return strcmp(((const struct bin *)items)[item].path, path) == 0;
-}
-
-/* The binary of path (borrowed: until the next bin_find that adds),
- * added when `add` and unknown; NULL: unknown, or no room. */
+/* The binary mapped from path (borrowed: until the next bin_find that
+ * adds), added when `add` and unknown; NULL: unknown, or no room. */
 static struct bin *bin_find(struct pp *s, const char *path, bool add)
 {
-	uint64_t hash = itab_hash_str(path);
-	uint32_t item = itab_find(&s->bins_tab, hash, bin_is, s->bins, path);
-	struct bin *b;
+	int64_t i = add ? strtab_add_item(&s->paths, path, &s->bins,
+					  &s->cap_bins, sizeof(*s->bins))
+			: strtab_find(&s->paths, path);
 
-	if (item != ITAB_NONE)
-		return &s->bins[item];
-	if (!add ||
-	    itab_reserve(&s->bins_tab, 256, 2 * BINS_MAX, bin_hash,
-			 s->bins) < 0 ||
-	    grow_array(&s->bins, &s->cap_bins, (size_t)s->nr_bins + 1,
-		       sizeof(*s->bins), 64, BINS_MAX) < 0)
+	if (i < 0)
 		return NULL;
-	b = &s->bins[s->nr_bins];
-	memset(b, 0, sizeof(*b));
-	b->path = strdup(path);
-	if (!b->path)
-		return NULL;
-	itab_put(&s->bins_tab, hash, s->nr_bins++);
-	return b;
+	s->bins[i].path = s->paths.strs[i];
+	return &s->bins[i];
 }
 
 static void hex(const uint8_t *id, uint32_t len, char *out)

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "grow.h"
-#include "itab.h"
 #include "search.h"
+#include "strtab.h"
 #include "threads.h"
 
 struct u32map {
@@ -45,9 +45,7 @@ struct dead {
 struct threads {
 	struct u32map threads;                  /* tid -> struct thread */
 	struct u32map procs;                    /* pid -> struct proc */
-	char **comms;                           /* interned names, owned */
-	size_t nr_comms, cap_comms;
-	struct itab comm_tab;                   /* comms by name */
+	struct strtab comms;                    /* interned command names */
 	struct dead dead[THREADS_MAX_DEAD];     /* ring of exited threads */
 	uint32_t dead_head;                     /* oldest entry */
 	uint32_t dead_nr;                       /* entries in the ring */
@@ -182,48 +180,19 @@ int threads_new(struct threads **out)
 
 void threads_free(struct threads *t)
 {
-	size_t i;
-
 	if (!t)
 		return;
 	u32map_release(&t->threads, free);
 	u32map_release(&t->procs, proc_free);
-	for (i = 0; i < t->nr_comms; i++)
-		free(t->comms[i]);
-	free(t->comms);
-	itab_free(&t->comm_tab);
+	strtab_release(&t->comms);
 	free(t);
-}
-
-static bool comm_eq(const void *items, uint32_t item, const void *key)
-{
-	return strcmp(((char *const *)items)[item], key) == 0;
-}
-
-static uint64_t comm_rehash(const void *items, uint32_t item)
-{
-	return itab_hash_str(((char *const *)items)[item]);
 }
 
 static const char *comm_intern(struct threads *t, const char *name)
 {
-	uint64_t h = itab_hash_str(name);
-	uint32_t i = itab_find(&t->comm_tab, h, comm_eq, t->comms, name);
-	char *c;
+	int64_t i = strtab_add(&t->comms, name);
 
-	if (i != ITAB_NONE)
-		return t->comms[i];
-	if (itab_reserve(&t->comm_tab, 256, UINT32_MAX / 2 + 1, comm_rehash,
-			 t->comms) < 0 ||
-	    grow_array(&t->comms, &t->cap_comms, t->nr_comms + 1,
-		       sizeof(*t->comms), 64, UINT32_MAX / 2) < 0)
-		return NULL;
-	c = strdup(name);
-	if (!c)
-		return NULL;
-	itab_put(&t->comm_tab, h, (uint32_t)t->nr_comms);
-	t->comms[t->nr_comms++] = c;
-	return c;
+	return i < 0 ? NULL : t->comms.strs[i];
 }
 
 static struct proc *proc_get(struct threads *t, uint32_t pid)
