@@ -101,6 +101,7 @@ struct pipeline {
 	uint32_t nr_codecs;
 	struct inst **open_codecs;  /* reader codec instances */
 	uint32_t nr_open_codecs;
+	size_t cap_open_codecs;     /* room in open_codecs */
 	struct pipe_err more[MORE_ERRORS_MAX]; /* failures after the first */
 	uint32_t nr_more;
 	uint8_t *dict_data;         /* dict_file= contents, owned */

@@ -18,7 +18,7 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 {
 	struct pipeline *pl = opaque;
 	const struct conf *conf = pl->o->conf;
-	struct inst *in, **list;
+	struct inst *in;
 	uint32_t i;
 	int ret;
 
@@ -49,15 +49,15 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 	ret = inst_open_loaded(&in, pl->codecs[i].lp, NULL, &pl->hr, err);
 	if (ret < 0)
 		return ret;
-	list = realloc(pl->open_codecs, (pl->nr_open_codecs + 1) * sizeof(*list));
-	if (!list) {
+	if (grow_array(&pl->open_codecs, &pl->cap_open_codecs,
+		       (size_t)pl->nr_open_codecs + 1, sizeof(*pl->open_codecs),
+		       4, UINT32_MAX) < 0) {
 		inst_free(in);
 		return pipe_err_set(err, -ENOMEM,
 				    "cannot open codec id %u: out of memory",
 				    codec_id);
 	}
-	pl->open_codecs = list;
-	list[pl->nr_open_codecs++] = in;
+	pl->open_codecs[pl->nr_open_codecs++] = in;
 	*p = in->p;
 	*state = in->state;
 	*ctx = &in->ctx;

@@ -33,8 +33,9 @@ struct tstream {
 
 struct trainer {
 	struct transform *tf;     /* owned, made with the first batch */
-	struct tstream *s;        /* owned */
+	struct tstream *s;        /* owned, nr of cap_s */
 	uint32_t nr;
+	size_t cap_s;
 	size_t block;             /* raw bytes per block */
 	uint8_t *samples;         /* training pieces, back to back */
 	size_t len, cap;
@@ -54,10 +55,9 @@ static struct tstream *tstream_of(struct trainer *t, uint32_t stream)
 			return &t->s[i];
 	if (t->nr >= TRAIN_STREAMS)
 		return NULL;
-	s = realloc(t->s, (t->nr + 1) * sizeof(*s));
-	if (!s)
+	if (grow_array(&t->s, &t->cap_s, (size_t)t->nr + 1, sizeof(*t->s), 4,
+		       TRAIN_STREAMS) < 0)
 		return NULL;
-	t->s = s;
 	s = &t->s[t->nr];
 	s->stream = stream;
 	s->len = 0;

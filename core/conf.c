@@ -14,6 +14,7 @@
 
 #include "conf.h"
 #include "err.h"
+#include "grow.h"
 #include "pipe_plugin.h"
 #include "trust.h"
 
@@ -272,15 +273,10 @@ static int entry_add(struct conf *c, const struct line *l, const char *file,
 		*old = e;
 		return 0;
 	}
-	if (c->nr % 16 == 0) {
-		struct conf_entry *grown = realloc(c->entries, (c->nr + 16) *
-						   sizeof(*grown));
-
-		if (!grown) {
-			entry_release(&e);
-			return pipe_err_set(err, -ENOMEM, "out of memory");
-		}
-		c->entries = grown;
+	if (grow_array(&c->entries, &c->cap, (size_t)c->nr + 1,
+		       sizeof(*c->entries), 16, CONF_ENTRIES_MAX) < 0) {
+		entry_release(&e);
+		return pipe_err_set(err, -ENOMEM, "out of memory");
 	}
 	c->entries[c->nr++] = e;
 	return 0;
@@ -288,16 +284,13 @@ static int entry_add(struct conf *c, const struct line *l, const char *file,
 
 static int file_add(struct conf *c, const char *path, struct pipe_err *err)
 {
-	char **grown;
-
 	if (c->nr_files == CONF_FILES_MAX)
 		return pipe_err_set(err, -EINVAL, "cannot read '%s': more than "
 				    "%d plugins.conf files", path,
 				    CONF_FILES_MAX);
-	grown = realloc(c->files, (c->nr_files + 1) * sizeof(*grown));
-	if (!grown)
+	if (grow_array(&c->files, &c->cap_files, (size_t)c->nr_files + 1,
+		       sizeof(*c->files), 4, CONF_FILES_MAX) < 0)
 		return pipe_err_set(err, -ENOMEM, "out of memory");
-	c->files = grown;
 	c->files[c->nr_files] = strdup(path);
 	if (!c->files[c->nr_files])
 		return pipe_err_set(err, -ENOMEM, "out of memory");

@@ -22,8 +22,10 @@ struct conf_entry {
 struct conf {
 	struct conf_entry *entries;
 	uint32_t nr;
+	size_t cap;         /* room in entries */
 	char **files;       /* the files read, in order */
 	uint32_t nr_files;
+	size_t cap_files;   /* room in files */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "err.h"
+#include "grow.h"
 #include "params.h"
 
 #define PARAMS_MAX 64         /* parameters over all tables */
@@ -31,6 +32,7 @@ struct arg {
 	int64_t num;                    /* INT/BOOL/SIZE/DURATION/ENUM value */
 	char **items;                   /* LIST items, unescaped */
 	uint32_t nr_items;
+	size_t cap_items;               /* room in items */
 };
 
 struct args {
@@ -328,6 +330,7 @@ static void arg_reset(struct arg *a)
 	free(a->items);
 	a->items = NULL;
 	a->nr_items = 0;
+	a->cap_items = 0;
 	a->num = 0;
 }
 
@@ -343,14 +346,10 @@ static int list_parse(struct arg *a, const char *raw, size_t len)
 
 		if (n == 0 || a->nr_items == PARAMS_LIST_MAX)
 			return -EINVAL;
-		if (a->nr_items % 8 == 0) {
-			char **grown = realloc(a->items, (a->nr_items + 8) *
-					       sizeof(*grown));
-
-			if (!grown)
-				return -ENOMEM;
-			a->items = grown;
-		}
+		if (grow_array(&a->items, &a->cap_items,
+			       (size_t)a->nr_items + 1, sizeof(*a->items), 8,
+			       PARAMS_LIST_MAX) < 0)
+			return -ENOMEM;
 		a->items[a->nr_items] = unescape(raw + off, n);
 		if (!a->items[a->nr_items])
 			return -ENOMEM;

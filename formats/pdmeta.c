@@ -266,7 +266,7 @@ void pdr_parse_feature(struct pdread *r, uint32_t feat, const uint8_t *p,
 int pdr_add_event(struct pdread *r, const uint8_t *attr, size_t avail,
 		  const uint64_t *ids_le, uint64_t nr_ids)
 {
-	struct pdread_event *ev, *grown;
+	struct pdread_event *ev;
 	struct perf_event_attr *a;
 	uint32_t size, total = 0, e;
 
@@ -290,13 +290,12 @@ int pdr_add_event(struct pdread *r, const uint8_t *attr, size_t avail,
 		return fail(r, -E2BIG,
 			    "cannot read '%s': more than %u sample ids",
 			    r->name, PDREAD_IDS_MAX);
-	grown = realloc(r->info.events,
-			(r->info.nr_events + 1) * sizeof(*grown));
-	if (!grown)
+	if (grow_array(&r->info.events, &r->cap_events,
+		       (size_t)r->info.nr_events + 1, sizeof(*r->info.events),
+		       4, PDREAD_EVENTS_MAX) < 0)
 		return fail(r, -ENOMEM, "cannot read '%s': out of memory",
 			    r->name);
-	r->info.events = grown;
-	ev = &grown[r->info.nr_events];
+	ev = &r->info.events[r->info.nr_events];
 	memset(ev, 0, sizeof(*ev));
 	if (size > PDREAD_ATTR_MAX)
 		size = PDREAD_ATTR_MAX; /* newer fields than we know */

@@ -24,6 +24,7 @@ struct pdread {
 	char msg[512];            /* the last error */
 	struct pdread_info info;
 	size_t cap_build_ids;     /* allocated info.build_ids */
+	size_t cap_events;        /* allocated info.events */
 	struct pdread_stats st;
 	bool started;             /* a kernel record was returned */
 	/* the forward reader */

@@ -51,6 +51,8 @@ struct queue {
 struct merge {
 	struct queue **queues;    /* owned, nr_queues entries */
 	uint32_t nr_queues;
+	size_t cap_queues;        /* room in queues */
+	size_t cap_heap;          /* room in heap */
 	void **heap;              /* struct queue *: the non-empty queues,
 				     heap by head time */
 	uint32_t heap_len;
@@ -152,8 +154,7 @@ static struct chunk *chunk_get(struct merge *m)
 
 static struct queue *queue_of(struct merge *m, uint32_t stream)
 {
-	struct queue **qs, *q;
-	void **heap;
+	struct queue *q;
 	uint32_t i;
 
 	/* few streams, and callers push runs of one stream: scan from the
@@ -161,19 +162,14 @@ static struct queue *queue_of(struct merge *m, uint32_t stream)
 	for (i = m->nr_queues; i-- > 0;)
 		if (m->queues[i]->stream == stream)
 			return m->queues[i];
-	qs = realloc(m->queues, (m->nr_queues + 1) * sizeof(*qs));
-	if (!qs)
+	if (grow_array(&m->queues, &m->cap_queues, (size_t)m->nr_queues + 1,
+		       sizeof(*m->queues), 8, UINT32_MAX) < 0 ||
+	    grow_array(&m->heap, &m->cap_heap, (size_t)m->nr_queues + 1,
+		       sizeof(*m->heap), 8, UINT32_MAX) < 0)
 		return NULL;
-	m->queues = qs;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
-	heap = realloc(m->heap, (m->nr_queues + 1) * sizeof(*heap));
-	if (!heap) {
-		free(q);
-		return NULL;
-	}
-	m->heap = heap;
 	q->stream = stream;
 	q->order = stream == PIPE_STREAM_SIDEBAND ? 0 : stream + 1;
 	q->heap_pos = -1;

@@ -26,11 +26,13 @@ struct id_slot {
 struct meta {
 	struct meta_ev *evs;          /* owned array */
 	uint32_t nr_evs;
+	size_t cap_evs;               /* room in evs */
 	int32_t *cpus;                /* owned, nr_streams entries */
 	uint32_t nr_streams;
 	char **keys;                  /* owned */
 	char **values;                /* owned */
 	uint32_t nr_props;
+	size_t cap_keys, cap_values;  /* room in keys, values */
 	struct id_slot *ids;          /* open-addressing id -> event map */
 	uint32_t id_cap;              /* power of two, or 0 */
 	/* the view, rebuilt by meta_view */
@@ -129,7 +131,7 @@ int meta_add_event(struct meta *m, const struct perf_event_attr *attr,
 		   const char *name, const uint64_t *ids, uint32_t nr_ids,
 		   struct pipe_err *err)
 {
-	struct meta_ev *evs, *ev;
+	struct meta_ev *ev;
 	uint32_t size = attr->size ? attr->size : PERF_ATTR_SIZE_VER0;
 
 	if (m->nr_evs >= META_MAX_EVENTS)
@@ -138,11 +140,10 @@ int meta_add_event(struct meta *m, const struct perf_event_attr *attr,
 	if (nr_ids > (1u << 20))
 		return pipe_err_set(err, -E2BIG, "too many ids for event '%s'",
 				    name);
-	evs = realloc(m->evs, (m->nr_evs + 1) * sizeof(*evs));
-	if (!evs)
+	if (grow_array(&m->evs, &m->cap_evs, (size_t)m->nr_evs + 1,
+		       sizeof(*m->evs), 4, META_MAX_EVENTS) < 0)
 		goto oom;
-	m->evs = evs;
-	ev = &evs[m->nr_evs];
+	ev = &m->evs[m->nr_evs];
 	memset(ev, 0, sizeof(*ev));
 	if (size > META_ATTR_MAX)
 		size = META_ATTR_MAX;
@@ -192,7 +193,7 @@ int meta_set_streams(struct meta *m, uint32_t nr, const int32_t *cpus,
 int meta_set_prop(struct meta *m, const char *key, const char *value,
 		  struct pipe_err *err)
 {
-	char **keys, **values, *v;
+	char *v;
 	uint32_t i;
 
 	v = strdup(value);
@@ -210,13 +211,10 @@ int meta_set_prop(struct meta *m, const char *key, const char *value,
 		return pipe_err_set(err, -E2BIG, "too many properties (at most %d)",
 				    META_MAX_PROPS);
 	}
-	keys = realloc(m->keys, (m->nr_props + 1) * sizeof(*keys));
-	if (keys)
-		m->keys = keys;
-	values = realloc(m->values, (m->nr_props + 1) * sizeof(*values));
-	if (values)
-		m->values = values;
-	if (!keys || !values) {
+	if (grow_array(&m->keys, &m->cap_keys, (size_t)m->nr_props + 1,
+		       sizeof(*m->keys), 16, META_MAX_PROPS) < 0 ||
+	    grow_array(&m->values, &m->cap_values, (size_t)m->nr_props + 1,
+		       sizeof(*m->values), 16, META_MAX_PROPS) < 0) {
 		free(v);
 		goto oom;
 	}
