@@ -3,6 +3,8 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -58,4 +60,19 @@ ssize_t fdio_read_full(int fd, void *buf, size_t len)
 ssize_t fdio_pread_full(int fd, void *buf, size_t len, off_t off)
 {
 	return read_loop(fd, buf, len, &off);
+}
+
+int fdio_output(const struct pipe_host *host, struct pipe_ctx *ctx,
+		const char *path, int *fd, bool *regular)
+{
+	struct stat st;
+	FILE *f;
+	int ret = host->open_output(ctx, path, &f);
+
+	if (ret < 0)
+		return ret;
+	*fd = fileno(f);
+	if (regular)
+		*regular = fstat(*fd, &st) == 0 && S_ISREG(st.st_mode);
+	return 0;
 }

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -30,18 +29,16 @@ static int fsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		      void **state)
 {
 	struct fsink *s = *state; /* zeroed by the host (state_size) */
-	struct stat st;
-	FILE *f;
+	bool regular;
 	int ret;
 
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
-	ret = host->open_output(ctx, s->path, &f);
+	ret = fdio_output(host, ctx, s->path, &s->fd, &regular);
 	if (ret < 0)
 		return ret;
-	s->fd = fileno(f);
-	if (fstat(s->fd, &st) == 0 && S_ISREG(st.st_mode))
+	if (regular)
 		s->sync = fdatasync;
 	return 0;
 }

@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pipe_plugin.h"
 #include "buildid.h"
+#include "fdio.h"
 #include "pdwrite.h"
 #include "sideband.h"
 #include "strtab.h"
@@ -58,20 +58,18 @@ static int pdsink_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		       void **state)
 {
 	struct pdsink *s = *state; /* zeroed by the host (state_size) */
-	struct stat st;
-	FILE *f;
+	bool regular;
 	int ret;
 
 	s->host = host;
 	s->ctx = ctx;
 	s->path = host->arg_str(ctx, "path");
 	s->paths.max = PATHS_MAX;
-	ret = host->open_output(ctx, s->path, &f);
+	ret = fdio_output(host, ctx, s->path, &s->fd, &regular);
 	if (ret < 0)
 		return ret;
-	s->fd = fileno(f);
-	if (!strcmp(s->path, "-") && fstat(s->fd, &st) == 0 &&
-	    S_ISREG(st.st_mode) && host->arg_int(ctx, "mode") != 2)
+	if (!strcmp(s->path, "-") && regular &&
+	    host->arg_int(ctx, "mode") != 2)
 		host->log(ctx, PIPE_LOG_NOTE,
 			  "perf.data to standard output is written in pipe "
 			  "mode");

@@ -15,6 +15,7 @@
 
 #include "pipe_plugin.h"
 #include "buildid.h"
+#include "fdio.h"
 #include "frames.h"
 #include "pprof.h"
 #include "sideband.h"
@@ -85,7 +86,6 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		   void **state)
 {
 	struct pp *s = *state; /* zeroed by the host (state_size) */
-	FILE *f;
 	int ret = -ENOMEM;
 
 	s->host = host;
@@ -100,10 +100,9 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		host->error(ctx, "cannot start sink 'pprof': out of memory");
 		goto fail;
 	}
-	ret = host->open_output(ctx, s->path, &f);
+	ret = fdio_output(host, ctx, s->path, &s->fd, NULL);
 	if (ret < 0)
 		goto fail;
-	s->fd = fileno(f);
 	return 0;
 fail:
 	pp_close(s);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -51,13 +50,6 @@ static int out_error(struct json *j, const char *path, int e)
 	return -e;
 }
 
-static bool is_regular(int fd)
-{
-	struct stat st;
-
-	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -69,13 +61,12 @@ static uint64_t now_ns(void)
 /* The host's output file; written through its fd with our own buffer. */
 static int json_open_output(struct json *j)
 {
-	FILE *f;
-	int ret = j->host->open_output(j->ctx, j->path, &f);
+	bool regular;
+	int ret = fdio_output(j->host, j->ctx, j->path, &j->out.fd, &regular);
 
 	if (ret < 0)
 		return ret;
-	j->out.fd = fileno(f);
-	j->streaming = !is_regular(j->out.fd);
+	j->streaming = !regular;
 	return 0;
 }
 
