@@ -670,14 +670,35 @@ int cwriter_flush_output(struct cwriter *w, struct pipe_err *err)
 	return 0;
 }
 
+/*
+ * Whether the caller may encode a block before it sleeps: the rings fill
+ * meanwhile, so only while the last block it encoded took little wall
+ * time, or little against the time between its sleeps (a high sample
+ * rate wakes it often; a loaded machine stretches an encode).  Refused,
+ * that time decays, and a block is tried again a few sleeps later.
+ */
+static bool cw_inline_fits(struct cwriter *w)
+{
+	if (w->inline_wall < CW_INLINE_SHORT_NS ||
+	    w->inline_wall <= w->idle_gap / 8)
+		return true;
+	w->inline_wall -= w->inline_wall / 8;
+	return false;
+}
+
 void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 {
 	bool wake = false;
-	uint64_t t0;
+	uint64_t t0, t;
 
 	if (!w->thread_on)
 		return;
 	t0 = cw_clock(CLOCK_MONOTONIC);
+	if (w->idle_at && t0 > w->idle_at)
+		w->idle_gap = w->idle_gap ?
+			      (3 * w->idle_gap + (t0 - w->idle_at)) / 4 :
+			      t0 - w->idle_at;
+	w->idle_at = t0;
 	pthread_mutex_lock(&w->mu);
 	/* encode only, never write: a write may wait (a slow disk, a full
 	 * pipe), and this thread drains the rings.  A training takes
@@ -686,9 +707,9 @@ void cwriter_idle(struct cwriter *w, uint64_t now_ns)
 	while (!w->running && !w->woken && !w->enc_ret &&
 	       w->opts.dict_mode == CW_DICT_OFF &&
 	       w->job_ns < w->opts.inline_ns &&
-	       cw_clock(CLOCK_MONOTONIC) - t0 < w->opts.inline_ns &&
-	       cw_encode_one_locked(w))
-		;
+	       (t = cw_clock(CLOCK_MONOTONIC)) - t0 < w->opts.inline_ns &&
+	       cw_inline_fits(w) && cw_encode_one_locked(w))
+		w->inline_wall = cw_clock(CLOCK_MONOTONIC) - t;
 	if (!w->head)
 		w->asleep_ok = false;
 	/* the worker wakes for a deadline cwriter_tick found (or one

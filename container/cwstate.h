@@ -49,6 +49,10 @@
 /* live, the caller encodes queued blocks itself before it sleeps for up
  * to this long, while a block takes less (cwriter_idle) */
 #define CW_INLINE_NS UINT64_C(5000000)
+/* and only while a block encoded there takes under this much wall time,
+ * or under an eighth of the time between the caller's sleeps: meanwhile
+ * no one drains the rings */
+#define CW_INLINE_SHORT_NS UINT64_C(2000000)
 /* room after a block's payload: padding to 8 and the trailer */
 #define CW_TAIL (7 + 16)
 /* done jobs kept with their buffers for reuse */
@@ -203,6 +207,11 @@ struct cwriter {
 	bool running;                 /* a job is being run (by either side) */
 	uint64_t job_ns;              /* CPU ns of the last DATA job, or
 					 UINT64_MAX: none yet */
+	/* the caller's side (cwriter_idle) */
+	uint64_t idle_at;             /* monotonic ns of its last call, 0 */
+	uint64_t idle_gap;            /* ns between its calls, averaged */
+	uint64_t inline_wall;         /* wall ns of its last encode, decayed
+					 while it does not encode */
 	int enc_ret;                  /* first encoder failure, 0: none */
 	struct pipe_err enc_err;      /* its message */
 };

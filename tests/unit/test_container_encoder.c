@@ -207,6 +207,67 @@ static void test_encoder_idle(void)
 }
 
 /*
+ * Live, a block that takes long to encode (a codec that sleeps 20 ms: the
+ * wall time a loaded machine can stretch an encode to) is left to the
+ * worker once the caller has timed one: the caller sleeps far more often
+ * than every 160 ms, and meanwhile no one would drain its rings.  A
+ * block is tried again a few sleeps later, so a few are encoded there.
+ */
+static void test_encoder_inline_slow(void)
+{
+	struct meta *meta = make_meta();
+	struct cw_opts o = {
+		.codec = &slow_codec,
+		.codec_name = "xor",
+		.block_size = 4096,
+		.flush_ns = 1000000000,
+		.write = mem_write,
+		.async = true,
+		.drop_when_behind = true,
+		.queue_bytes = 1u << 20,
+		.inline_ns = UINT64_C(10000000000),
+	};
+	struct pipe_err err;
+	struct cwriter *w = NULL;
+	struct mem f = { 0 };
+	struct pipe_batch b = { 0 };
+	struct cw_stats ws, at;
+	struct result res;
+	struct gen g;
+	size_t i;
+
+	o.opaque = &f;
+	ct_slow_codec_init();
+	gen_records(&g, 3000, 0);
+	CHECK(cwriter_new(&w, &o, meta, &err) == 0);
+	memset(&at, 0, sizeof(at));
+	for (i = 0; i < g.nr; i += 50) {
+		b.recs = g.recs + i;
+		b.nr = g.nr - i < 50 ? g.nr - i : 50;
+		CHECK(cwriter_add(w, &b, &err) == 0);
+		cwriter_idle(w, UINT64_MAX / 2);
+		usleep(1000);
+		if (i != 500)
+			continue;
+		wait_settled(w);
+		cwriter_stats(w, &at);
+	}
+	CHECK(cwriter_finish(w, &err) == 0);
+	cwriter_stats(w, &ws);
+	cwriter_free(w);
+	/* of the blocks after the first were timed, at most a quarter */
+	CHECK(ws.blocks > at.blocks + 8);
+	CHECK(ws.inline_blocks - at.inline_blocks <=
+	      1 + (ws.blocks - at.blocks) / 4);
+	read_file(&f, false, &res);
+	CHECK(res.ret == PIPE_EOF);
+	CHECK(res.ordered);
+	gen_free(&g);
+	free(f.p);
+	meta_free(meta);
+}
+
+/*
  * Live, one flush deadline takes every stream's pending block, and the
  * worker is woken once for all of them; what is not due yet wakes no one.
  */
@@ -340,6 +401,7 @@ int main(void)
 	test_encoder_queue(false, true);
 	test_encoder_queue(true, true);
 	test_encoder_idle();
+	test_encoder_inline_slow();
 	test_encoder_one_wake();
 	test_encoder_slow_sink();
 	/* read block by block, each file reads as merged */
