@@ -16,6 +16,7 @@
 #include "cblock.h"
 #include "decode.h"
 #include "err.h"
+#include "grow.h"
 #include "host.h"
 #include "meta.h"
 #include "transform.h"
@@ -184,11 +185,11 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 	need_raw = b->transform != TRANSFORM_NONE ||
 		   (uintptr_t)j->payload % 8;
 	if ((b->codec != FMT_CODEC_NONE &&
-	     fmt_grow((void **)&j->buf.coded, &j->buf.coded_cap,
-		      (size_t)b->coded + 8, 65536)) ||
+	     grow_array(&j->buf.coded, &j->buf.coded_cap,
+			(size_t)b->coded + 8, 1, 65536, SIZE_MAX)) ||
 	    (need_raw &&
-	     fmt_grow((void **)&j->buf.raw, &j->buf.raw_cap, (size_t)b->raw + 8,
-		      65536))) {
+	     grow_array(&j->buf.raw, &j->buf.raw_cap, (size_t)b->raw + 8, 1,
+			65536, SIZE_MAX))) {
 		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -474,8 +475,9 @@ static int cb_walk(struct cb_ctx *ctx, struct cb_job *j)
 			 b->records, b->raw);
 		return -EINVAL;
 	}
-	if (fmt_grow((void **)&j->buf.recs, &j->buf.recs_cap,
-		     (size_t)b->records * sizeof(*j->buf.recs) + 1, 65536)) {
+	if (grow_array(&j->buf.recs, &j->buf.recs_cap,
+		       (size_t)b->records * sizeof(*j->buf.recs) + 1, 1, 65536,
+		       SIZE_MAX)) {
 		fmt_copy_msg(j->why, sizeof(j->why), strerror(ENOMEM));
 		return -ENOMEM;
 	}
@@ -611,7 +613,8 @@ void cb_job_run(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 
 int cb_job_copy(struct cb_job *j, const uint8_t *payload, size_t len)
 {
-	if (fmt_grow((void **)&j->buf.copy, &j->buf.copy_cap, len + 8, 65536))
+	if (grow_array(&j->buf.copy, &j->buf.copy_cap, len + 8, 1, 65536,
+		       SIZE_MAX))
 		return -ENOMEM;
 	memcpy(j->buf.copy, payload, len);
 	j->payload = j->buf.copy;

@@ -10,13 +10,7 @@
 
 #include "container.h"
 #include "format.h"
-#include "grow.h"
 #include "xxh.h"
-
-int fmt_grow(void **buf, size_t *cap, size_t want, size_t first)
-{
-	return grow_array(buf, cap, want, 1, first, SIZE_MAX);
-}
 
 void fmt_copy_msg(char *dst, size_t cap, const char *src)
 {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "crstate.h"
+#include "grow.h"
 #include "host.h"
 #include "search.h"
 #include "transform.h"
@@ -88,8 +89,8 @@ int cr_fetch(struct creader *r, uint64_t off, size_t n,
 		r->len -= drop;
 		r->base = off;
 	}
-	if (fmt_grow((void **)&r->buf, &r->cap, (size_t)(off - r->base) + n,
-		     65536))
+	if (grow_array(&r->buf, &r->cap, (size_t)(off - r->base) + n, 1, 65536,
+		       SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				    r->opts.name, strerror(ENOMEM));
 	while (r->base + r->len < off + n) {

@@ -10,6 +10,7 @@
 
 #include "crstate.h"
 #include "decode.h"
+#include "grow.h"
 #include "host.h"
 #include "transform.h"
 
@@ -196,7 +197,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 		if (ret == 0 && base && len == r->size)
 			r->map = base;
 	}
-	if (fmt_grow((void **)&r->buf, &r->cap, CR_CHUNK, 65536)) {
+	if (grow_array(&r->buf, &r->cap, CR_CHUNK, 1, 65536, SIZE_MAX)) {
 		ret = pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
 				   opts->name, strerror(ENOMEM));
 		goto fail;

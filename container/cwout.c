@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cwstate.h"
+#include "grow.h"
 #include "host.h"
 
 int cw_write(struct cwriter *w, const void *buf, size_t len,
@@ -28,8 +29,8 @@ static int cw_index_add(struct cwriter *w, const struct fmt_block *b,
 {
 	uint8_t *e;
 
-	if (fmt_grow((void **)&w->index.buf, &w->index.cap,
-		     w->index.len + FMT_INDEX_ENTRY, 4096))
+	if (grow_array(&w->index.buf, &w->index.cap,
+		       w->index.len + FMT_INDEX_ENTRY, 1, 4096, SIZE_MAX))
 		return -ENOMEM;
 	e = w->index.buf + w->index.len;
 	memset(e, 0, FMT_INDEX_ENTRY);
@@ -89,8 +90,9 @@ int cw_put_framed(struct cwriter *w, struct fmt_block *b, uint8_t *blk,
 int cw_put_block(struct cwriter *w, struct fmt_block *b,
 		 const void *payload, struct pipe_err *err)
 {
-	if (fmt_grow((void **)&w->out, &w->out_cap,
-		     FMT_BLOCK_HDR_SIZE + (size_t)b->stored + CW_TAIL, 4096))
+	if (grow_array(&w->out, &w->out_cap,
+		       FMT_BLOCK_HDR_SIZE + (size_t)b->stored + CW_TAIL, 1, 4096,
+		       SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
 				    strerror(ENOMEM));
 	memcpy(w->out + FMT_BLOCK_HDR_SIZE, payload, b->stored);
@@ -172,7 +174,7 @@ int cw_compress(struct cwriter *w, uint32_t dict, const void *src,
 	int ret;
 
 	host_leave(site);
-	if (fmt_grow((void **)buf, cap, head + bound + CW_TAIL, 4096))
+	if (grow_array(buf, cap, head + bound + CW_TAIL, 1, 4096, SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot compress block: %s",
 				    strerror(ENOMEM));
 	site = host_enter(w->opts.codec_ctx, "compress");

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cwstate.h"
+#include "grow.h"
 #include "host.h"
 #include "transform.h"
 
@@ -16,8 +17,8 @@
 static int cw_blk_room(uint8_t **blk, size_t *cap, size_t n,
 		       struct pipe_err *err)
 {
-	if (fmt_grow((void **)blk, cap, FMT_BLOCK_HDR_SIZE + n + CW_TAIL,
-		     4096))
+	if (grow_array(blk, cap, FMT_BLOCK_HDR_SIZE + n + CW_TAIL, 1, 4096,
+		       SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
 				    strerror(ENOMEM));
 	return 0;
@@ -465,7 +466,8 @@ int cw_queue_end(struct cwriter *w, struct pipe_err *err)
 	struct cw_job *j = cw_job_get(w);
 	uint8_t *p;
 
-	if (!j || fmt_grow((void **)&j->buf, &j->cap, FMT_END_SIZE_NOW, 4096)) {
+	if (!j || grow_array(&j->buf, &j->cap, FMT_END_SIZE_NOW, 1, 4096,
+			     SIZE_MAX)) {
 		cw_job_free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot end the file: %s",
 				    strerror(ENOMEM));

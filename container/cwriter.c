@@ -12,6 +12,7 @@
 
 #include "cwstate.h"
 #include "decode.h"
+#include "grow.h"
 #include "transform.h"
 
 /* The oldest time a record still to be written can have. */
@@ -212,8 +213,8 @@ static void cw_count(struct cwriter *w, struct cw_stream *s,
 static int cw_room(struct cwriter *w, struct cw_stream *s, size_t need,
 		   struct pipe_err *err)
 {
-	if (fmt_grow((void **)&s->buf, &s->cap, s->len + need,
-		     w->opts.block_size))
+	if (grow_array(&s->buf, &s->cap, s->len + need, 1,
+		       w->opts.block_size, SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	return 0;
@@ -295,7 +296,7 @@ static int cw_release_held(struct cwriter *w, uint64_t before,
 	if (!n)
 		return 0;
 	/* the rest, compacted into the other buffer, which becomes hold */
-	if (fmt_grow((void **)&w->hold2, &w->hold2_cap, w->hold_len, 4096))
+	if (grow_array(&w->hold2, &w->hold2_cap, w->hold_len, 1, 4096, SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	for (i = n; i < w->nr_held; i++) {
@@ -327,10 +328,11 @@ static int cw_hold(struct cwriter *w, const struct pipe_record *r,
 {
 	uint32_t size = r->hdr->size, i;
 
-	if (fmt_grow((void **)&w->hold, &w->hold_cap, w->hold_len + size,
-		     4096) ||
-	    fmt_grow((void **)&w->held, &w->held_cap,
-		     (w->nr_held + 1) * sizeof(*w->held), 1024))
+	if (grow_array(&w->hold, &w->hold_cap, w->hold_len + size, 1,
+		       4096, SIZE_MAX) ||
+	    grow_array(&w->held, &w->held_cap,
+		       (w->nr_held + 1) * sizeof(*w->held), 1, 1024,
+		       SIZE_MAX))
 		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
 				    strerror(ENOMEM));
 	memcpy(w->hold + w->hold_len, r->hdr, size);
@@ -740,7 +742,7 @@ int cwriter_lost(struct cwriter *w, uint32_t stream, uint64_t count,
 		return pipe_err_set(err, -EINVAL,
 				    "cannot add lost counts: the file is finished");
 	j = cw_job_get(w);
-	if (!j || fmt_grow((void **)&j->buf, &j->cap, 16, 4096)) {
+	if (!j || grow_array(&j->buf, &j->cap, 16, 1, 4096, SIZE_MAX)) {
 		cw_job_free(j);
 		return pipe_err_set(err, -ENOMEM, "cannot add lost counts: %s",
 				    strerror(ENOMEM));

@@ -3,8 +3,9 @@
  * no one else: cwriter.c (records into per-stream blocks, index and END
  * blocks, the writer's interface), cwdict.c (dictionaries: samples,
  * training, the trial that keeps or drops one), cwqueue.c (the encoder:
- * jobs, the worker thread and its bounded queue), cwopen.c (the file
- * header, the metadata block, cwriter_new).  The interface is
+ * jobs, the worker thread and its bounded queue), cwout.c (the output:
+ * framing, checksums, the codec call, the write, index blocks), cwopen.c
+ * (the file header, the metadata block, cwriter_new).  The interface is
  * container.h.
  */
 #ifndef PIPE_CWSTATE_H

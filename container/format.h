@@ -168,10 +168,6 @@ uint64_t fmt_checksum(const void *buf, size_t len, uint64_t salt);
  * mutated files reach the parsers behind the checksums. */
 bool fmt_checksum_ok(const void *buf, size_t len, uint64_t salt,
 		     uint64_t want);
-/* Grow *buf (malloc'd, owned by the caller) to hold want bytes, doubling
- * from `first`; 0 or -ENOMEM (then *buf is unchanged): grow_array
- * (lib/grow.h) for bytes. */
-int fmt_grow(void **buf, size_t *cap, size_t want, size_t first);
 /* Copy a message into dst, cut to fit. */
 void fmt_copy_msg(char *dst, size_t cap, const char *src);
 

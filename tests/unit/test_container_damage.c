@@ -16,6 +16,7 @@
 
 #include "ctest.h"
 #include "harness.h"
+#include "rnd.h"
 
 /* Cut at `cut`: what is read must be exactly the blocks complete before
  * it, with the rest reported as a torn tail.  Returns true when so. */
@@ -310,7 +311,7 @@ static void test_random_damage(const struct pipe_plugin *codec, int rounds)
 		for (k = 0; k < ops; k++) {
 			size_t pos, n;
 
-			x = x * 1103515245u + 12345u;
+			rnd_lcg32(&x);
 			pos = (x >> 8) % t.len;
 			switch ((x >> 4) % 5) {
 			case 0:
