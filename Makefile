@@ -390,7 +390,8 @@ install: all
 	install -m 644 include/pipe/pipe_plugin.h $(DESTDIR)$(PREFIX)/include/pipe/pipe_plugin.h
 	sed -e 's|@PREFIX@|$(PREFIX)|g' pipe-plugin.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/pipe-plugin.pc
 	install -d $(DESTDIR)$(PREFIX)/share/doc/pipe
-	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/pipe/
+	install -m 644 README.md $(filter-out docs/README.md,$(wildcard docs/*.md)) \
+		$(DESTDIR)$(PREFIX)/share/doc/pipe/
 	install -d $(DESTDIR)$(PREFIX)/share/pipe/examples
 	install -m 644 examples/README.md examples/example.mk $(DESTDIR)$(PREFIX)/share/pipe/examples/
 	for d in $(EXAMPLE_NAMES); do \
