@@ -5,12 +5,7 @@
 #include "crash_common.h"
 #include "pipe_plugin.h"
 
-struct crashb {
-	int sig;         /* index in CRASH_SIGNALS */
-	int at;          /* 0: consume, 1: flush */
-	uint64_t after;  /* batches before crashing */
-	uint64_t seen;
-};
+enum { AT_CONSUME, AT_FLUSH };
 
 static const struct pipe_param crashb_params[] = {
 	PIPE_P_ENUM("sig", "segv", CRASH_SIGNALS, "how to crash"),
@@ -22,37 +17,27 @@ static const struct pipe_param crashb_params[] = {
 static int crashb_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		       void **state)
 {
-	struct crashb *c = *state;
-
-	c->sig = (int)host->arg_int(ctx, "sig");
-	c->at = (int)host->arg_int(ctx, "at");
-	c->after = (uint64_t)host->arg_int(ctx, "after");
+	crash_how_read(*state, host, ctx, true);
 	return 0;
 }
 
 static int crashb_consume(void *state, const struct pipe_batch *b)
 {
-	struct crashb *c = state;
-
 	(void)b;
-	if (c->at == 0 && ++c->seen > c->after)
-		crash_now(c->sig);
+	crash_at(state, AT_CONSUME);
 	return 0;
 }
 
 static int crashb_flush(void *state)
 {
-	struct crashb *c = state;
-
-	if (c->at == 1)
-		crash_now(c->sig);
+	crash_at(state, AT_FLUSH);
 	return 0;
 }
 
 PIPE_PLUGIN_SINK(
 	.name = "crash_batch",
 	.summary = "a batch sink that crashes as asked",
-	.state_size = sizeof(struct crashb),
+	.state_size = sizeof(struct crash_how),
 	.params = crashb_params,
 	.open = crashb_open,
 	.consume = crashb_consume,

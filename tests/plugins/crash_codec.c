@@ -9,11 +9,13 @@
 
 #include "crash_common.h"
 #include "pipe_plugin.h"
+#include "stub.h"
+
+enum { AT_COMPRESS, AT_DECOMPRESS, AT_NONE };
 
 struct crashc {
-	int sig;      /* index in CRASH_SIGNALS */
-	int at;       /* 0 compress, 1 decompress, 2 none */
-	int together; /* threads to wait for in decompress */
+	struct crash_how how; /* sig= and at= */
+	int together;         /* threads to wait for in decompress */
 };
 
 static atomic_int crashc_inside; /* threads in decompress, all instances */
@@ -44,16 +46,9 @@ static int crashc_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 {
 	struct crashc *c = *state;
 
-	c->sig = (int)host->arg_int(ctx, "sig");
-	c->at = (int)host->arg_int(ctx, "at");
+	crash_how_read(&c->how, host, ctx, false);
 	c->together = (int)host->arg_int(ctx, "together");
 	return 0;
-}
-
-static size_t crashc_bound(void *state, size_t raw_len)
-{
-	(void)state;
-	return raw_len;
 }
 
 static int crashc_compress(void *state, uint32_t dict_id, const void *src,
@@ -61,14 +56,8 @@ static int crashc_compress(void *state, uint32_t dict_id, const void *src,
 {
 	struct crashc *c = state;
 
-	(void)dict_id;
-	if (c->at == 0)
-		crash_now(c->sig);
-	if (len > cap)
-		return -28; /* ENOSPC */
-	memcpy(dst, src, len);
-	*out_len = len;
-	return 0;
+	crash_at(&c->how, AT_COMPRESS);
+	return stub_compress(state, dict_id, src, len, dst, cap, out_len);
 }
 
 static int crashc_decompress(void *state, uint32_t dict_id, const void *src,
@@ -76,15 +65,10 @@ static int crashc_decompress(void *state, uint32_t dict_id, const void *src,
 {
 	struct crashc *c = state;
 
-	(void)dict_id;
-	if (c->at == 1) {
+	if (c->how.at == AT_DECOMPRESS)
 		crashc_wait(c->together);
-		crash_now(c->sig);
-	}
-	if (len != raw_len)
-		return -22; /* EINVAL */
-	memcpy(dst, src, len);
-	return 0;
+	crash_at(&c->how, AT_DECOMPRESS);
+	return stub_decompress(state, dict_id, src, len, dst, raw_len);
 }
 
 PIPE_PLUGIN_CODEC(
@@ -94,7 +78,7 @@ PIPE_PLUGIN_CODEC(
 	.state_size = sizeof(struct crashc),
 	.params = crashc_params,
 	.open = crashc_open,
-	.bound = crashc_bound,
+	.bound = stub_bound,
 	.compress = crashc_compress,
 	.decompress = crashc_decompress
 );

@@ -3,16 +3,20 @@
  * reports, raised the way a buggy plugin would raise it (a wild write, a
  * read past the end of a mapped file, a trap, abort); SIGFPE is raised
  * directly, since sanitizers intercept a division by zero before it.
+ * struct crash_how is what their sig=, at= and after= ask for.
  */
 #ifndef CRASH_COMMON_H
 #define CRASH_COMMON_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+
+#include "pipe_plugin.h"
 
 #define CRASH_SIGNALS "segv|bus|fpe|ill|abrt"
 
@@ -44,6 +48,31 @@ static void crash_now(int how)
 	default:
 		abort();
 	}
+}
+
+/* What a crash plugin was asked: a plugin's state, or its first field. */
+struct crash_how {
+	int sig;        /* index in CRASH_SIGNALS */
+	int at;         /* index in the plugin's choices of at= */
+	uint64_t after; /* calls at `at` that return before the crash */
+	uint64_t calls; /* calls at `at` so far */
+};
+
+/* sig= and at= into h; after= too when the plugin declares it. */
+static void crash_how_read(struct crash_how *h, const struct pipe_host *host,
+			   struct pipe_ctx *ctx, bool with_after)
+{
+	h->sig = (int)host->arg_int(ctx, "sig");
+	h->at = (int)host->arg_int(ctx, "at");
+	if (with_after)
+		h->after = (uint64_t)host->arg_int(ctx, "after");
+}
+
+/* Crash if h asks for a crash in the call `at`, once `after` have passed. */
+static void crash_at(struct crash_how *h, int at)
+{
+	if (h->at == at && ++h->calls > h->after)
+		crash_now(h->sig);
 }
 
 #endif

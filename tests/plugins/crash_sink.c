@@ -6,13 +6,6 @@
 #include "crash_common.h"
 #include "pipe_plugin.h"
 
-struct crash {
-	int sig;          /* index in CRASH_SIGNALS */
-	int at;           /* index in the choices of at= */
-	uint64_t after;   /* samples before crashing in sample */
-	uint64_t samples; /* seen so far */
-};
-
 enum { AT_OPEN, AT_START_SINK, AT_SAMPLE, AT_SIDEBAND, AT_FINISH };
 
 static const struct pipe_param crash_params[] = {
@@ -26,58 +19,43 @@ static const struct pipe_param crash_params[] = {
 static int crash_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		      void **state)
 {
-	struct crash *c = *state;
+	struct crash_how *h = *state;
 
-	c->sig = (int)host->arg_int(ctx, "sig");
-	c->at = (int)host->arg_int(ctx, "at");
-	c->after = (uint64_t)host->arg_int(ctx, "after");
-	if (c->at == AT_OPEN)
-		crash_now(c->sig);
+	crash_how_read(h, host, ctx, true);
+	crash_at(h, AT_OPEN);
 	return 0;
 }
 
 static int crash_start(void *state)
 {
-	struct crash *c = state;
-
-	if (c->at == AT_START_SINK)
-		crash_now(c->sig);
+	crash_at(state, AT_START_SINK);
 	return 0;
 }
 
 static int crash_sample(void *state, const struct pipe_sample_view *v)
 {
-	struct crash *c = state;
-
 	(void)v;
-	if (c->at == AT_SAMPLE && ++c->samples > c->after)
-		crash_now(c->sig);
+	crash_at(state, AT_SAMPLE);
 	return 0;
 }
 
 static int crash_sideband(void *state, const struct pipe_sideband *sb)
 {
-	struct crash *c = state;
-
 	(void)sb;
-	if (c->at == AT_SIDEBAND)
-		crash_now(c->sig);
+	crash_at(state, AT_SIDEBAND);
 	return 0;
 }
 
 static int crash_finish(void *state)
 {
-	struct crash *c = state;
-
-	if (c->at == AT_FINISH)
-		crash_now(c->sig);
+	crash_at(state, AT_FINISH);
 	return 0;
 }
 
 PIPE_PLUGIN_SINK(
 	.name = "crash",
 	.summary = "crashes as asked",
-	.state_size = sizeof(struct crash),
+	.state_size = sizeof(struct crash_how),
 	.params = crash_params,
 	.open = crash_open,
 	.start_sink = crash_start,

@@ -5,10 +5,7 @@
 #include "crash_common.h"
 #include "pipe_plugin.h"
 
-struct crashs {
-	int sig; /* index in CRASH_SIGNALS */
-	int at;  /* 0 open, 1 start, 2 read */
-};
+enum { AT_OPEN, AT_START, AT_READ };
 
 static const struct pipe_param crashs_params[] = {
 	PIPE_P_ENUM("sig", "segv", CRASH_SIGNALS, "how to crash"),
@@ -19,38 +16,30 @@ static const struct pipe_param crashs_params[] = {
 static int crashs_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		       void **state)
 {
-	struct crashs *c = *state;
+	struct crash_how *h = *state;
 
-	c->sig = (int)host->arg_int(ctx, "sig");
-	c->at = (int)host->arg_int(ctx, "at");
-	if (c->at == 0)
-		crash_now(c->sig);
+	crash_how_read(h, host, ctx, false);
+	crash_at(h, AT_OPEN);
 	return 0;
 }
 
 static int crashs_start(void *state)
 {
-	struct crashs *c = state;
-
-	if (c->at == 1)
-		crash_now(c->sig);
+	crash_at(state, AT_START);
 	return 0;
 }
 
 static int crashs_read(void *state, struct pipe_batch *out)
 {
-	struct crashs *c = state;
-
 	(void)out;
-	if (c->at == 2)
-		crash_now(c->sig);
+	crash_at(state, AT_READ);
 	return PIPE_EOF;
 }
 
 PIPE_PLUGIN_SOURCE(
 	.name = "crash_source",
 	.summary = "a source that crashes as asked",
-	.state_size = sizeof(struct crashs),
+	.state_size = sizeof(struct crash_how),
 	.params = crashs_params,
 	.open = crashs_open,
 	.start = crashs_start,

@@ -1,11 +1,13 @@
 /*
  * harness.h - the unit-test harness: CHECK prints "FAILED file:line what"
  * and counts; main returns test_result() (0 ok, 1 failed, 77 skipped).
+ * test_tmpdir makes the scratch directory a test removes at its end.
  */
 #ifndef PIPE_TEST_HARNESS_H
 #define PIPE_TEST_HARNESS_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int test_failures;
@@ -42,6 +44,33 @@ static inline int test_result(void)
 	}
 	printf("%d checks, %d failed\n", test_checks, test_failures);
 	return test_failures ? 1 : 0;
+}
+
+/*
+ * A new directory `name`.XXXXXX under $TMPDIR (or /tmp), its path into
+ * buf: 0, or -1 after a line saying it could not be made.
+ */
+static inline int test_tmpdir(char *buf, size_t cap, const char *name)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	snprintf(buf, cap, "%s/%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", name);
+	if (!mkdtemp(buf)) {
+		printf("cannot create a temporary directory in '%s'\n",
+		       tmp && *tmp ? tmp : "/tmp");
+		return -1;
+	}
+	return 0;
+}
+
+/* Remove dir and all below it (a note when that fails). */
+static inline void test_tmpdir_remove(const char *dir)
+{
+	char cmd[4200];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		printf("note: cannot remove %s\n", dir);
 }
 
 #endif

@@ -194,6 +194,13 @@ static inline void path_of(char *buf, size_t cap, const char *name)
 	snprintf(buf, cap, "%s/%s", fx, name);
 }
 
+/* The debug file of build-id `hex` in the build-id tree under root. */
+static inline void debug_file_of(char *buf, size_t cap, const char *root,
+				 const char *hex)
+{
+	snprintf(buf, cap, "%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+}
+
 /* Map the fixture `name` (its path into buf) whole for pid at base, as
  * its own name and with no build id. */
 static inline void map_fixture(struct symbolizer *s, uint32_t pid,

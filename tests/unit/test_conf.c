@@ -414,24 +414,14 @@ static void test_random(void)
 
 int main(void)
 {
-	snprintf(dir, sizeof(dir), "%s/pipe-conf.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(dir)) {
-		printf("cannot create a temporary directory\n");
+	if (test_tmpdir(dir, sizeof(dir), "pipe-conf") < 0)
 		return 77;
-	}
 	test_fields();
 	test_relative_to_cwd();
 	test_errors();
 	test_load_order();
 	test_trust();
 	test_random();
-	{
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-		if (system(cmd) != 0)
-			printf("note: cannot remove %s\n", dir);
-	}
+	test_tmpdir_remove(dir);
 	return test_result();
 }

@@ -216,8 +216,7 @@ int main(void)
 
 	unsetenv("PIPE_KALLSYMS_CACHE");
 	test_read_fd();
-	snprintf(dir, sizeof(dir), "/tmp/pipe-kcache.XXXXXX");
-	if (!mkdtemp(dir))
+	if (test_tmpdir(dir, sizeof(dir), "pipe-kcache") < 0)
 		return 1;
 	setenv("XDG_CACHE_HOME", dir, 1);
 	CHECK(kcache_kallsyms(&a, &alen, &cached) == 0);
@@ -225,7 +224,7 @@ int main(void)
 	if (files_of("kallsyms-", path, sizeof(path)) == 0) {
 		printf("skipped: /proc/kallsyms shows no addresses here\n");
 		free(a);
-		rmdir(dir);
+		test_tmpdir_remove(dir);
 		return 77;
 	}
 	CHECK(lines_wanted(a, alen));
@@ -277,8 +276,6 @@ int main(void)
 	free(b);
 	CHECK(files_of("kallsyms-", path, sizeof(path)) == 0);
 	free(a);
-	snprintf(path, sizeof(path), "%s/pipe", dir);
-	rmdir(path);
-	rmdir(dir);
+	test_tmpdir_remove(dir);
 	return test_result();
 }

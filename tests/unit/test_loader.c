@@ -299,12 +299,8 @@ int main(void)
 		printf("hint: run make tests\n");
 		return 1;
 	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s/pipe-loader.XXXXXX",
-		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmpdir)) {
-		printf("cannot create a temporary directory\n");
+	if (test_tmpdir(tmpdir, sizeof(tmpdir), "pipe-loader") < 0)
 		return 77;
-	}
 	test_refusals();
 	test_good_sink(NULL, "6 records\n");
 	test_good_sink("samples,samples=on", "4 samples\n");
@@ -312,12 +308,6 @@ int main(void)
 	test_bare_name();
 	test_untrusted();
 	test_docs_in_sync(top);
-	{
-		char cmd[300];
-
-		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
-		if (system(cmd) != 0)
-			printf("note: cannot remove %s\n", tmpdir);
-	}
+	test_tmpdir_remove(tmpdir);
 	return test_result();
 }

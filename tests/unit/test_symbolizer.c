@@ -151,8 +151,7 @@ static void test_debug_files(void)
 	n = build_id_of(dbg, id);
 	CHECK(n == 20);
 	build_id_hex(dbg, hex, sizeof(hex));
-	snprintf(debug_file, sizeof(debug_file), "%s/.build-id/%.2s/%s.debug",
-		 root, hex, hex + 2);
+	debug_file_of(debug_file, sizeof(debug_file), root, hex);
 	a = nm_addr(debug_file, "fx_hidden", false);
 	CHECK(a != 0);
 
@@ -222,8 +221,7 @@ static void test_deleted(void)
 		gn = build_id_parse(hex, gid);
 	}
 	CHECK(access(gone, F_OK) != 0);
-	snprintf(debug_file, sizeof(debug_file), "%s/.build-id/%.2s/%s.debug",
-		 root, hex, hex + 2);
+	debug_file_of(debug_file, sizeof(debug_file), root, hex);
 	CHECK(map_elf(s, 41, debug_file, gone_del, PIE_BASE, gid, gn, true) >
 	      0);
 	a = nm_addr(debug_file, "fx_gamma", false);
@@ -246,7 +244,6 @@ static void test_deleted(void)
 	symbolizer_free(s);
 }
 
-/* An impossible build-id size means "no build-id", not a bad record. */
 /* Deleted, and a copy of the same build sits in a build-id tree. */
 static void test_deleted_copy(void)
 {
@@ -284,6 +281,7 @@ static void test_deleted_copy(void)
 	symbolizer_free(s);
 }
 
+/* An impossible build-id size means "no build-id", not a bad record. */
 static void test_build_id_size(void)
 {
 	struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
