@@ -10,14 +10,14 @@
 
 #include <lzma.h>
 
+#include "codec_check.h"
 #include "pipe_plugin.h"
 
 /* Largest block either side accepts: the format's length limit. */
 #define LZMA_BLOCK_MAX (64u << 20)
 
 struct xz_state {
-	const struct pipe_host *host; /* borrowed for the instance's life */
-	struct pipe_ctx *ctx;         /* borrowed, passed to host calls */
+	struct codec_who who;         /* host, ctx, "lzma": for messages */
 	lzma_options_lzma preset;     /* from level and extreme */
 	lzma_stream enc;              /* re-initialized per block */
 	lzma_stream dec;              /* re-initialized per block */
@@ -66,7 +66,8 @@ static const char *xz_why(lzma_ret ret)
 
 static int xz_fail(struct xz_state *s, const char *what, lzma_ret ret)
 {
-	s->host->error(s->ctx, "cannot %s 'lzma': %s", what, xz_why(ret));
+	s->who.host->error(s->who.ctx, "cannot %s 'lzma': %s", what,
+			   xz_why(ret));
 	return ret == LZMA_MEM_ERROR ? -ENOMEM : -EINVAL;
 }
 
@@ -82,8 +83,7 @@ static int xz_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		host->error(ctx, "cannot open 'lzma': out of memory");
 		return -ENOMEM;
 	}
-	s->host = host;
-	s->ctx = ctx;
+	s->who = (struct codec_who){ host, ctx, "lzma" };
 	s->enc = init;
 	s->dec = init;
 	preset = (uint32_t)host->arg_int(ctx, "level");
@@ -116,14 +116,6 @@ static size_t xz_bound(void *state, size_t raw_len)
 	return lzma_stream_buffer_bound(raw_len);
 }
 
-static int xz_no_dict(struct xz_state *s, uint32_t dict_id)
-{
-	s->host->error(s->ctx,
-		       "cannot use dictionary %u with 'lzma': lzma has no dictionaries",
-		       dict_id);
-	return -EINVAL;
-}
-
 static int xz_compress(void *state, uint32_t dict_id, const void *src,
 			 size_t len, void *dst, size_t cap, size_t *out_len)
 {
@@ -133,13 +125,9 @@ static int xz_compress(void *state, uint32_t dict_id, const void *src,
 	lzma_ret ret;
 
 	if (dict_id)
-		return xz_no_dict(s, dict_id);
-	if (len > LZMA_BLOCK_MAX) {
-		s->host->error(s->ctx,
-			       "cannot compress with 'lzma': block of %zu bytes is too big",
-			       len);
-		return -EINVAL;
-	}
+		return codec_no_dict(&s->who, dict_id);
+	if (len > LZMA_BLOCK_MAX)
+		return codec_too_big(&s->who, "compress", len);
 	opt.dict_size = xz_dict_for(len, s->preset.dict_size);
 	filters[0].id = LZMA_FILTER_LZMA2;
 	filters[0].options = &opt;
@@ -156,12 +144,8 @@ static int xz_compress(void *state, uint32_t dict_id, const void *src,
 		ret = lzma_code(&s->enc, LZMA_FINISH);
 	while (ret == LZMA_OK && s->enc.avail_out);
 	if (ret != LZMA_STREAM_END) {
-		if (ret == LZMA_OK || ret == LZMA_BUF_ERROR) {
-			s->host->error(s->ctx,
-				       "cannot compress with 'lzma': output does not fit in %zu bytes",
-				       cap);
-			return -ENOBUFS;
-		}
+		if (ret == LZMA_OK || ret == LZMA_BUF_ERROR)
+			return codec_no_room(&s->who, cap);
 		return xz_fail(s, "compress with", ret);
 	}
 	*out_len = (size_t)s->enc.total_out;
@@ -178,13 +162,9 @@ static int xz_decompress(void *state, uint32_t dict_id, const void *src,
 	lzma_ret ret;
 
 	if (dict_id)
-		return xz_no_dict(s, dict_id);
-	if (raw_len > LZMA_BLOCK_MAX) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'lzma': block of %zu bytes is too big",
-			       raw_len);
-		return -EINVAL;
-	}
+		return codec_no_dict(&s->who, dict_id);
+	if (raw_len > LZMA_BLOCK_MAX)
+		return codec_too_big(&s->who, "decompress", raw_len);
 	/* No match reaches further back than the block's start. */
 	opt.dict_size = xz_dict_for(raw_len, LZMA_BLOCK_MAX);
 	filters[0].id = LZMA_FILTER_LZMA2;
@@ -202,27 +182,12 @@ static int xz_decompress(void *state, uint32_t dict_id, const void *src,
 	do
 		ret = lzma_code(&s->dec, LZMA_FINISH);
 	while (ret == LZMA_OK);
-	if (ret == LZMA_BUF_ERROR && !s->dec.avail_out && s->dec.avail_in) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'lzma': data is longer than the %zu bytes the block header says",
-			       raw_len);
-		return -EINVAL;
-	}
+	if (ret == LZMA_BUF_ERROR && !s->dec.avail_out && s->dec.avail_in)
+		return codec_too_long(&s->who, raw_len);
 	if (ret != LZMA_STREAM_END)
 		return xz_fail(s, "decompress with", ret);
-	if (s->dec.total_out != raw_len) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'lzma': got %llu bytes, block header says %zu",
-			       (unsigned long long)s->dec.total_out, raw_len);
-		return -EINVAL;
-	}
-	if (s->dec.avail_in) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'lzma': %zu bytes after the end of the stream",
+	return codec_check_end(&s->who, s->dec.total_out, raw_len,
 			       s->dec.avail_in);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 PIPE_PLUGIN_CODEC(

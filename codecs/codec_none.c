@@ -6,23 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec_check.h"
 #include "pipe_plugin.h"
-
-struct none_state {
-	const struct pipe_host *host; /* borrowed */
-	struct pipe_ctx *ctx;         /* borrowed */
-};
 
 static int none_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		     void **state)
 {
-	struct none_state *s = malloc(sizeof(*s));
+	struct codec_who *w = malloc(sizeof(*w));
 
-	if (!s)
+	if (!w)
 		return -ENOMEM;
-	s->host = host;
-	s->ctx = ctx;
-	*state = s;
+	*w = (struct codec_who){ host, ctx, "none" };
+	*state = w;
 	return 0;
 }
 
@@ -40,18 +35,10 @@ static size_t none_bound(void *state, size_t raw_len)
 static int none_compress(void *state, uint32_t dict_id, const void *src,
 			 size_t len, void *dst, size_t cap, size_t *out_len)
 {
-	struct none_state *s = state;
-
-	if (dict_id) {
-		s->host->error(s->ctx, "cannot compress with 'none': it takes no dictionary (id %u)",
-			       dict_id);
-		return -EINVAL;
-	}
-	if (len > cap) {
-		s->host->error(s->ctx, "cannot compress with 'none': %zu bytes do not fit in %zu",
-			       len, cap);
-		return -EINVAL;
-	}
+	if (dict_id)
+		return codec_no_dict(state, dict_id);
+	if (len > cap)
+		return codec_no_room(state, cap);
 	if (len)
 		memcpy(dst, src, len);
 	*out_len = len;
@@ -61,18 +48,10 @@ static int none_compress(void *state, uint32_t dict_id, const void *src,
 static int none_decompress(void *state, uint32_t dict_id, const void *src,
 			   size_t len, void *dst, size_t raw_len)
 {
-	struct none_state *s = state;
-
-	if (dict_id) {
-		s->host->error(s->ctx, "cannot decompress with 'none': it takes no dictionary (id %u)",
-			       dict_id);
-		return -EINVAL;
-	}
-	if (len != raw_len) {
-		s->host->error(s->ctx, "cannot decompress with 'none': stored length %zu is not the raw length %zu",
-			       len, raw_len);
-		return -EINVAL;
-	}
+	if (dict_id)
+		return codec_no_dict(state, dict_id);
+	if (len != raw_len)
+		return codec_check_end(state, len, raw_len, 0);
 	if (len)
 		memcpy(dst, src, len);
 	return 0;

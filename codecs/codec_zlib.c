@@ -10,12 +10,11 @@
 
 #include <zlib.h>
 
+#include "codec_check.h"
 #include "pipe_plugin.h"
 
-
 struct zlib_state {
-	const struct pipe_host *host; /* borrowed for the instance's life */
-	struct pipe_ctx *ctx;         /* borrowed, passed to host calls */
+	struct codec_who who;         /* host, ctx, "zlib": for messages */
 	int level;                    /* 1..9 */
 	z_stream def;                 /* deflate, reset per block */
 	z_stream inf;                 /* inflate, reset per block */
@@ -64,7 +63,8 @@ static const char *zlib_why(const z_stream *z, int ret)
 static int zlib_fail(struct zlib_state *s, const char *what,
 		     const z_stream *z, int ret)
 {
-	s->host->error(s->ctx, "cannot %s 'zlib': %s", what, zlib_why(z, ret));
+	s->who.host->error(s->who.ctx, "cannot %s 'zlib': %s", what,
+			   zlib_why(z, ret));
 	return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
 }
 
@@ -79,8 +79,7 @@ static int zlib_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		host->error(ctx, "cannot open 'zlib': out of memory");
 		return -ENOMEM;
 	}
-	s->host = host;
-	s->ctx = ctx;
+	s->who = (struct codec_who){ host, ctx, "zlib" };
 	s->level = (int)host->arg_int(ctx, "level");
 	ret = deflateInit2(&s->def, s->level, Z_DEFLATED, 15, 8,
 			   Z_DEFAULT_STRATEGY);
@@ -111,14 +110,6 @@ static size_t zlib_bound(void *state, size_t raw_len)
 	return deflateBound(&s->def, (uLong)raw_len);
 }
 
-static int zlib_no_dict(struct zlib_state *s, uint32_t dict_id)
-{
-	s->host->error(s->ctx,
-		       "cannot use dictionary %u with 'zlib': zlib has no dictionaries",
-		       dict_id);
-	return -EINVAL;
-}
-
 static int zlib_compress(void *state, uint32_t dict_id, const void *src,
 			 size_t len, void *dst, size_t cap, size_t *out_len)
 {
@@ -126,13 +117,9 @@ static int zlib_compress(void *state, uint32_t dict_id, const void *src,
 	int ret;
 
 	if (dict_id)
-		return zlib_no_dict(s, dict_id);
-	if (len > UINT_MAX / 2) {
-		s->host->error(s->ctx,
-			       "cannot compress with 'zlib': block of %zu bytes is too big",
-			       len);
-		return -EINVAL;
-	}
+		return codec_no_dict(&s->who, dict_id);
+	if (len > UINT_MAX / 2)
+		return codec_too_big(&s->who, "compress", len);
 	if (cap > UINT_MAX)
 		cap = UINT_MAX;
 	ret = deflateReset(&s->def);
@@ -144,12 +131,8 @@ static int zlib_compress(void *state, uint32_t dict_id, const void *src,
 	s->def.avail_out = (uInt)cap;
 	ret = deflate(&s->def, Z_FINISH);
 	if (ret != Z_STREAM_END) {
-		if (ret == Z_OK || ret == Z_BUF_ERROR) {
-			s->host->error(s->ctx,
-				       "cannot compress with 'zlib': output does not fit in %zu bytes",
-				       cap);
-			return -ENOBUFS;
-		}
+		if (ret == Z_OK || ret == Z_BUF_ERROR)
+			return codec_no_room(&s->who, cap);
 		return zlib_fail(s, "compress with", &s->def, ret);
 	}
 	*out_len = s->def.total_out;
@@ -164,12 +147,10 @@ static int zlib_decompress(void *state, uint32_t dict_id, const void *src,
 	int ret;
 
 	if (dict_id)
-		return zlib_no_dict(s, dict_id);
-	if (len > UINT_MAX || raw_len > UINT_MAX) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'zlib': block is too big");
-		return -EINVAL;
-	}
+		return codec_no_dict(&s->who, dict_id);
+	if (len > UINT_MAX || raw_len > UINT_MAX)
+		return codec_too_big(&s->who, "decompress",
+				     len > raw_len ? len : raw_len);
 	ret = inflateReset(&s->inf);
 	if (ret != Z_OK)
 		return zlib_fail(s, "decompress with", &s->inf, ret);
@@ -179,27 +160,12 @@ static int zlib_decompress(void *state, uint32_t dict_id, const void *src,
 	s->inf.avail_out = (uInt)raw_len;
 	ret = inflate(&s->inf, Z_FINISH);
 	if (ret != Z_STREAM_END) {
-		if (ret == Z_BUF_ERROR && s->inf.avail_out == 0) {
-			s->host->error(s->ctx,
-				       "cannot decompress with 'zlib': data is longer than the %zu bytes the block header says",
-				       raw_len);
-			return -EINVAL;
-		}
+		if (ret == Z_BUF_ERROR && s->inf.avail_out == 0)
+			return codec_too_long(&s->who, raw_len);
 		return zlib_fail(s, "decompress with", &s->inf, ret);
 	}
-	if (s->inf.total_out != raw_len) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'zlib': got %lu bytes, block header says %zu",
-			       s->inf.total_out, raw_len);
-		return -EINVAL;
-	}
-	if (s->inf.avail_in) {
-		s->host->error(s->ctx,
-			       "cannot decompress with 'zlib': %u bytes after the end of the stream",
+	return codec_check_end(&s->who, s->inf.total_out, raw_len,
 			       s->inf.avail_in);
-		return -EINVAL;
-	}
-	return 0;
 }
 
 PIPE_PLUGIN_CODEC(
