@@ -110,7 +110,7 @@ NEED_codec_zlib := zlib.h
 NEED_codec_lzma := lzma.h
 NEED_codec_zstd := zstd.h
 # files a plugin shares: format code under formats/, the helpers of lib/
-EXTRA_sink_json := lib/jsonw.c lib/sideband.c lib/fdio.c
+EXTRA_sink_json := lib/jsonw.c lib/sideband.c lib/fdio.c lib/addrcache.c
 EXTRA_sink_file := lib/fdio.c
 EXTRA_src_file := lib/fdio.c
 EXTRA_src_perf := lib/sideband.c lib/fdio.c lib/grow.c
@@ -124,8 +124,9 @@ LIBS_sink_perfdata := -lzstd
 NEED_sink_perfdata := zstd.h
 # pprof: the schema in formats/profile.proto, compiled by protoc-c
 EXTRA_sink_pprof := formats/pprof.c formats/buildid.c lib/fdio.c lib/itab.c \
-	lib/frames.c lib/sideband.c lib/grow.c lib/strtab.c
-EXTRA_sink_report := lib/frames.c lib/jsonw.c lib/itab.c lib/grow.c
+	lib/frames.c lib/sideband.c lib/grow.c lib/strtab.c lib/addrcache.c
+EXTRA_sink_report := lib/frames.c lib/jsonw.c lib/itab.c lib/grow.c \
+	lib/addrcache.c
 GEN_sink_pprof := $(BUILD)/obj/gen/profile.pb-c.o
 LIBS_sink_pprof := -lprotobuf-c -lz
 NEED_sink_pprof := protobuf-c/protobuf-c.h

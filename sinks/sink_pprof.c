@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "pipe_plugin.h"
+#include "addrcache.h"
 #include "buildid.h"
 #include "fdio.h"
 #include "frames.h"
@@ -21,17 +22,8 @@
 #include "sideband.h"
 #include "strtab.h"
 
-#define CACHE_SLOTS (1u << 16)   /* address -> location cache */
+#define CACHE_BITS 16            /* (pid, address, mode) -> location: 64K */
 #define BINS_MAX (1u << 16)      /* binaries remembered from maps */
-
-struct loc_slot {
-	uint64_t addr;            /* address as recorded */
-	uint64_t look;            /* address looked up (addr - 1 for a return) */
-	uint32_t pid;
-	uint32_t gen;             /* sideband generation it is valid for */
-	uint64_t loc;             /* pprof location id, 0: empty */
-	uint16_t misc;            /* cpumode it was resolved with */
-};
 
 struct bin {
 	const char *path;         /* borrowed from pp.paths */
@@ -51,8 +43,10 @@ struct pp {
 	uint32_t nr_events;
 	int64_t *values;              /* 2 * nr_events */
 	uint64_t *locs;               /* one stack */
-	struct loc_slot *cache;       /* CACHE_SLOTS */
-	uint32_t gen;                 /* bumped by each sideband record */
+	struct addrcache cache;       /* location id per (pid, address as
+				       * recorded, cpumode | 1 << 16 when
+				       * looked up one byte back), forgotten
+				       * at each sideband record */
 	struct strtab paths;          /* binaries: bins[number] */
 	struct bin *bins;             /* owned: one per path */
 	size_t cap_bins;              /* bins allocated */
@@ -77,7 +71,7 @@ static void pp_close(void *state)
 	pprof_free(s->prof);
 	strtab_release(&s->paths);
 	free(s->bins);
-	free(s->cache);
+	addrcache_free(&s->cache);
 	free(s->locs);
 	free(s->values);
 }
@@ -94,9 +88,9 @@ static int pp_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->paths.max = BINS_MAX;
 	s->level = (int)host->arg_int(ctx, "level");
 	s->lines = host->arg_int(ctx, "lines") && PIPE_HOST_HAS(host, srcline);
-	s->cache = calloc(CACHE_SLOTS, sizeof(*s->cache));
 	s->locs = malloc(PPROF_DEPTH_MAX * sizeof(*s->locs));
-	if (!s->cache || !s->locs) {
+	if (!s->locs ||
+	    addrcache_init(&s->cache, CACHE_BITS, sizeof(uint64_t)) < 0) {
 		host->error(ctx, "cannot start sink 'pprof': out of memory");
 		goto fail;
 	}
@@ -262,18 +256,18 @@ static uint32_t levels(struct pp *s, uint32_t pid, uint64_t look,
 static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 			 uint64_t look, uint16_t misc)
 {
-	struct loc_slot *c = &s->cache[(addr * 0x9e3779b97f4a7c15ULL ^ pid) >>
-				       48 & (CACHE_SLOTS - 1)];
+	uint32_t mode = misc | (uint32_t)(addr - look) << 16;
+	struct addrcache_key *slot;
+	const uint64_t *hit = addrcache_get(&s->cache, pid, addr, mode, &slot);
 	struct pipe_symbol sym = PIPE_INIT(sym);
 	struct pprof_line lines[PPROF_LINES_MAX];
 	char buf[512];
 	const char *name;
-	uint64_t map;
+	uint64_t map, loc;
 	uint32_t n;
 
-	if (c->loc && c->addr == addr && c->look == look && c->pid == pid &&
-	    c->gen == s->gen && c->misc == misc)
-		return c->loc;
+	if (hit)
+		return *hit;
 	if (s->host->symbolize(s->ctx, pid, look, misc, &sym) < 0)
 		memset(&sym, 0, sizeof(sym));
 	name = sym.name;
@@ -293,13 +287,11 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 	}
 	map = mapping_of(s, &sym);
 	n = levels(s, pid, look, misc, name, name == sym.name, lines);
-	c->loc = pprof_location(s->prof, map, addr, lines, n);
-	c->addr = addr;
-	c->look = look;
-	c->pid = pid;
-	c->gen = s->gen;
-	c->misc = misc;
-	return c->loc;
+	loc = pprof_location(s->prof, map, addr, lines, n);
+	if (loc)
+		*(uint64_t *)addrcache_put(&s->cache, slot, pid, addr, mode) =
+			loc;
+	return loc;
 }
 
 /* The locations of a sample's stack, leaf first; returns how many. */
@@ -373,12 +365,12 @@ static int pp_consume(void *state, const struct pipe_batch *b)
 		case PERF_RECORD_MMAP:
 		case PERF_RECORD_MMAP2:
 			note_map(s, h);
-			s->gen++;
+			addrcache_forget(&s->cache);
 			break;
 		case PERF_RECORD_COMM:
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT:
-			s->gen++;
+			addrcache_forget(&s->cache);
 			break;
 		default:
 			break;

@@ -14,10 +14,11 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "addrcache.h"
 #include "pipe_plugin.h"
 
 #define JSON_BUF_SIZE (256 * 1024) /* output buffer, flushed when full */
-#define JSON_SYM_CACHE 4096        /* symbolized addresses kept, a power of 2 */
+#define JSON_SYM_BITS 12           /* symbolized addresses kept: 4K */
 #define JSON_CMDLINE_MAX 4096      /* longest cmdline property we split */
 #define JSON_ESC_SLOTS 65536       /* escaped names kept, a power of 2 */
 #define JSON_ESC_BYTES (16 << 20)  /* their bytes at most */
@@ -67,16 +68,6 @@ struct esc_slot {
 	size_t len;
 };
 
-/* One remembered symbolization. */
-struct sym_slot {
-	uint64_t ip;
-	uint32_t pid;
-	uint16_t misc;      /* cpumode the ip was resolved in */
-	uint16_t reserved;
-	uint64_t gen;       /* valid while equal to json.sym_gen */
-	struct pipe_symbol sym;
-};
-
 struct json {
 	const struct pipe_host *host; /* borrowed */
 	struct pipe_ctx *ctx;         /* borrowed */
@@ -103,8 +94,9 @@ struct json {
 	uint64_t lost;                /* sum of LOST and LOST_SAMPLES counts */
 	uint64_t throttle;            /* THROTTLE records */
 	uint64_t bad;                 /* records too malformed to write */
-	uint64_t sym_gen;             /* bumped by every sideband record */
-	struct sym_slot *cache;       /* JSON_SYM_CACHE slots */
+	struct addrcache syms;        /* struct pipe_symbol per (pid, ip,
+				       * cpumode), forgotten at every
+				       * sideband record */
 	struct esc_slot *esc;         /* JSON_ESC_SLOTS slots */
 	uint32_t nr_esc;              /* slots in use */
 	size_t esc_bytes;             /* bytes of their json */

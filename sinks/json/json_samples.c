@@ -19,22 +19,18 @@
 static bool sym_resolve(struct json *j, uint32_t pid, uint64_t ip,
 			uint16_t misc, struct pipe_symbol *out)
 {
-	uint64_t h = (ip ^ ((uint64_t)pid << 32) ^ misc) *
-		     UINT64_C(0x9e3779b97f4a7c15);
-	struct sym_slot *slot = &j->cache[h >> 52 & (JSON_SYM_CACHE - 1)];
+	struct addrcache_key *slot;
+	const struct pipe_symbol *hit = addrcache_get(&j->syms, pid, ip, misc,
+						      &slot);
 
-	if (slot->gen == j->sym_gen && slot->ip == ip && slot->pid == pid &&
-	    slot->misc == misc) {
-		*out = slot->sym;
+	if (hit) {
+		*out = *hit;
 		return out->name != NULL;
 	}
 	if (j->host->symbolize(j->ctx, pid, ip, misc, out) < 0)
 		memset(out, 0, sizeof(*out));
-	slot->gen = j->sym_gen;
-	slot->ip = ip;
-	slot->pid = pid;
-	slot->misc = misc;
-	slot->sym = *out;
+	*(struct pipe_symbol *)addrcache_put(&j->syms, slot, pid, ip, misc) =
+		*out;
 	return out->name != NULL;
 }
 

@@ -130,7 +130,7 @@ void other_put(struct json *j, const struct pipe_record *r)
 	ret = sideband_decode(h, &sb);
 	if (ret == -ENOENT)
 		return;
-	j->sym_gen++;
+	addrcache_forget(&j->syms);
 	if (j->events != JSON_EVENTS_ALL)
 		return;
 	if (ret < 0)

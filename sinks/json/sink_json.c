@@ -134,7 +134,7 @@ static void json_close(void *state)
 		close(j->side.fd);
 	free(j->out.buf);
 	free(j->side.buf);
-	free(j->cache);
+	addrcache_free(&j->syms);
 	for (i = 0; j->esc && i < JSON_ESC_SLOTS; i++)
 		free(j->esc[i].json);
 	free(j->esc);
@@ -160,12 +160,12 @@ static int json_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	j->seconds = host->arg_int(ctx, "time") == 1;
 	j->pretty = j->format == JSON_FORMAT_PERF &&
 		    !host->arg_int(ctx, "compact");
-	j->sym_gen = 1;
 	j->out.buf = malloc(JSON_BUF_SIZE);
 	j->out.cap = JSON_BUF_SIZE;
-	j->cache = calloc(JSON_SYM_CACHE, sizeof(*j->cache));
 	j->esc = calloc(JSON_ESC_SLOTS, sizeof(*j->esc));
-	if (!j->out.buf || !j->cache || !j->esc) {
+	if (!j->out.buf || !j->esc ||
+	    addrcache_init(&j->syms, JSON_SYM_BITS,
+			   sizeof(struct pipe_symbol)) < 0) {
 		host->error(ctx, "cannot start sink 'json': out of memory");
 		ret = -ENOMEM;
 		goto out_free;

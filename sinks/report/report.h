@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "addrcache.h"
 #include "itab.h"
 #include "pipe_plugin.h"
 
@@ -20,9 +21,9 @@
 #define MAX_KEYS 6
 #define MAX_CHAIN 512        /* frames kept per callchain */
 #define MAX_ITEMS (UINT32_C(1) << 30) /* rows, symbols, chains, nodes */
-#define RCACHE_BITS 14       /* resolution cache: 16K entries */
-#define CCACHE_BITS 12       /* tid -> comm cache: 4K entries */
-#define SCACHE_BITS 12       /* address -> srcline cache: 4K entries */
+#define RCACHE_BITS 14       /* (pid, ip, mode) -> symbol: 16K slots */
+#define CCACHE_BITS 12       /* tid -> comm: 4K slots */
+#define SCACHE_BITS 12       /* (pid, ip) -> srcline text: 4K slots */
 #define GRAPH_MIN_PERCENT 0.5
 
 enum key { KEY_COMM, KEY_PID, KEY_DSO, KEY_SYM, KEY_CPU, KEY_SRCLINE,
@@ -104,30 +105,6 @@ struct walk {
 	uint64_t period;
 };
 
-struct rcache {
-	uint64_t ip;
-	uint32_t pid;
-	uint32_t gen;  /* 0: empty */
-	uint32_t sym;
-	uint32_t mode; /* bit 0: kernel; bit 1: looked up one byte back */
-};
-
-/* The srcline text of one sampled address. */
-struct scache {
-	uint64_t ip;
-	uint32_t pid;
-	uint32_t gen;  /* 0: empty */
-	uint32_t str;  /* index into strs */
-	uint32_t pad;
-};
-
-struct ccache {
-	uint32_t tid;
-	uint32_t gen;
-	uint32_t comm;
-	uint32_t pad;
-};
-
 struct event_total {
 	uint64_t samples;
 	uint64_t period;
@@ -173,11 +150,12 @@ struct report {
 	struct walk *walks; /* scratch of build_graph */
 	size_t walks_cap;
 	uint32_t stamp;    /* chain visits, for rows met once per chain */
-	struct rcache *rcache;
-	struct ccache *ccache;
-	struct scache *scache; /* srcline key only */
+	/* answers until process state changes: a symbol id per (pid, ip,
+	 * mode: bit 0 kernel, bit 1 looked up one byte back), a comm's
+	 * string id per tid (as the pid), a srcline's string id per (pid,
+	 * ip) (srcline key only) */
+	struct addrcache rcache, ccache, scache;
 	struct vec owned;  /* char *: srcline texts, freed at close */
-	uint32_t gen;      /* bumped when process state changes */
 	struct event_total *totals;
 	uint32_t nr_events;
 	uint64_t lost, throttled, unthrottled, bad_samples;

@@ -33,40 +33,34 @@ static uint32_t resolve(struct report *r, uint32_t pid, uint64_t ip,
 {
 	bool kernel = mode_is_kernel(misc, ip);
 	uint32_t mode = (uint32_t)kernel | back << 1;
-	uint64_t h = itab_mix(itab_mix(ip, pid), mode);
-	struct rcache *c = &r->rcache[h & ((1u << RCACHE_BITS) - 1)];
+	struct addrcache_key *slot;
+	const uint32_t *hit = addrcache_get(&r->rcache, pid, ip, mode, &slot);
 	struct pipe_symbol ps = PIPE_INIT(ps);
 	uint32_t id;
 
-	if (c->gen == r->gen && c->ip == ip && c->pid == pid &&
-	    c->mode == mode)
-		return c->sym;
+	if (hit)
+		return *hit;
 	if (r->host->symbolize(r->ctx, pid, ip - back, misc, &ps) < 0)
 		memset(&ps, 0, sizeof(ps));
 	if (!ps.name)
 		ps.offset += back;
 	id = intern_sym(r, &ps, kernel, false);
-	if (id != NONE) {
-		c->gen = r->gen;
-		c->ip = ip;
-		c->pid = pid;
-		c->mode = mode;
-		c->sym = id;
-	}
+	if (id != NONE)
+		*(uint32_t *)addrcache_put(&r->rcache, slot, pid, ip, mode) = id;
 	return id;
 }
 
 static uint32_t comm_of(struct report *r, uint32_t tid)
 {
-	struct ccache *c = &r->ccache[(tid * 2654435761u) >>
-				      (32 - CCACHE_BITS)];
+	struct addrcache_key *slot;
+	const uint32_t *hit = addrcache_get(&r->ccache, tid, 0, 0, &slot);
+	uint32_t comm;
 
-	if (c->gen == r->gen && c->tid == tid)
-		return c->comm;
-	c->gen = r->gen;
-	c->tid = tid;
-	c->comm = intern_str(r, r->host->thread_comm(r->ctx, tid));
-	return c->comm;
+	if (hit)
+		return *hit;
+	comm = intern_str(r, r->host->thread_comm(r->ctx, tid));
+	*(uint32_t *)addrcache_put(&r->ccache, slot, tid, 0, 0) = comm;
+	return comm;
 }
 
 /* ---- source lines ------------------------------------------------------- */
@@ -102,16 +96,17 @@ static uint32_t intern_copy(struct report *r, const char *text)
 static uint32_t srcline_of(struct report *r, uint32_t pid, uint64_t ip,
 			   uint16_t misc)
 {
-	uint64_t h = itab_mix(ip, pid);
-	struct scache *c = &r->scache[h & ((1u << SCACHE_BITS) - 1)];
+	struct addrcache_key *slot;
+	const uint32_t *hit = addrcache_get(&r->scache, pid, ip, 0, &slot);
 	struct pipe_symbol ps = PIPE_INIT(ps);
 	const struct pipe_srcline *sl;
 	const struct pipe_src_frame *f = NULL;
 	const char *base;
 	char buf[1024];
+	uint32_t str;
 
-	if (c->gen == r->gen && c->ip == ip && c->pid == pid)
-		return c->str;
+	if (hit)
+		return *hit;
 	sl = r->host->srcline(r->ctx, pid, ip, misc);
 	if (sl->nr > 0)
 		f = pipe_src_frame(sl, 0);
@@ -128,11 +123,10 @@ static uint32_t srcline_of(struct report *r, uint32_t pid, uint64_t ip,
 	} else {
 		snprintf(buf, sizeof(buf), "??:0");
 	}
-	c->str = intern_copy(r, buf);
-	c->gen = c->str != NONE ? r->gen : 0;
-	c->ip = ip;
-	c->pid = pid;
-	return c->str;
+	str = intern_copy(r, buf);
+	if (str != NONE)
+		*(uint32_t *)addrcache_put(&r->scache, slot, pid, ip, 0) = str;
+	return str;
 }
 
 bool is_inlined(const struct report *r, uint32_t sym)
@@ -446,8 +440,9 @@ int report_consume(void *state, const struct pipe_batch *b)
 		case PERF_RECORD_FORK:
 		case PERF_RECORD_EXIT:
 			/* what (pid, ip) and tid mean may have changed */
-			if (++r->gen == 0)
-				r->gen = 1;
+			addrcache_forget(&r->rcache);
+			addrcache_forget(&r->ccache);
+			addrcache_forget(&r->scache);
 			break;
 		case PERF_RECORD_LOST:
 			if (h->size >= 24) {

@@ -131,9 +131,9 @@ static void report_close(void *state)
 	free(r->nodes.items);
 	free(r->occ);
 	free(r->walks);
-	free(r->rcache);
-	free(r->ccache);
-	free(r->scache);
+	addrcache_free(&r->rcache);
+	addrcache_free(&r->ccache);
+	addrcache_free(&r->scache);
 	for (i = 0; i < r->owned.nr; i++)
 		free(*(char **)vec_at(&r->owned, i));
 	free(r->owned.items);
@@ -159,7 +159,6 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	r->pool.size = sizeof(uint32_t);
 	r->nodes.size = sizeof(struct node);
 	r->owned.size = sizeof(char *);
-	r->gen = 1;
 	ret = parse_keys(r);
 	if (ret == 0)
 		ret = parse_filters(r);
@@ -196,13 +195,15 @@ static int report_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	r->output = host->arg_str(ctx, "output");
 	r->need_chains = r->children || r->format == FORMAT_FOLDED ||
 			 (r->graph != GRAPH_NONE && r->format == FORMAT_TEXT);
-	r->rcache = calloc(1u << RCACHE_BITS, sizeof(*r->rcache));
-	r->ccache = calloc(1u << CCACHE_BITS, sizeof(*r->ccache));
-	if (r->key_on[KEY_SRCLINE])
-		r->scache = calloc(1u << SCACHE_BITS, sizeof(*r->scache));
-	if (!r->rcache || !r->ccache ||
-	    (r->key_on[KEY_SRCLINE] && !r->scache)) {
-		ret = -ENOMEM;
+	ret = addrcache_init(&r->rcache, RCACHE_BITS, sizeof(uint32_t));
+	if (ret == 0)
+		ret = addrcache_init(&r->ccache, CCACHE_BITS, sizeof(uint32_t));
+	if (ret == 0 && r->key_on[KEY_SRCLINE])
+		ret = addrcache_init(&r->scache, SCACHE_BITS,
+				     sizeof(uint32_t));
+	if (ret < 0) {
+		host->error(ctx, "cannot open the report's caches: %s",
+			    strerror(-ret));
 		goto fail;
 	}
 	ret = host->open_output(ctx, r->output, &r->out);
