@@ -119,6 +119,10 @@ report() { # build name rc secs cpu-secs output
 		fail=$((fail + 1)); fails+=("[$b] $name")
 		echo "FAIL  [$b] $name (exit $rc, ${secs}s)"
 		printf '%s\n' "$out" | tail -n 25 | sed 's/^/      | /'
+		# the reason (lib.sh's "FAIL: ..." line) when the evidence
+		# printed after it pushed it out of those last lines
+		printf '%s\n' "$out" | head -n -25 | grep -m 1 '^FAIL: ' |
+			sed 's/^/      | (cut above) /'
 	fi
 }
 

@@ -72,7 +72,7 @@ check_shares() {
 			}
 			if (other * 3 > small) { print "undesigned row " okey ": " other " samples"; bad = 1 }
 			exit bad }' > "$WORK/.shares" ||
-		fail "$f table $n: designed shares off: $(cat "$WORK/.shares") -- $(cat "$f")"
+		{ cat "$f" >&2; fail "$f table $n: designed shares off: $(cat "$WORK/.shares")"; }
 }
 
 # compare_shares A B KEY...: the shares of KEY... among themselves in
