@@ -5,6 +5,7 @@
  * plugins call back through.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "conf.h"
 #include "decode.h"
 #include "frames.h"
+#include "grow.h"
 #include "host.h"
 #include "hostopts.h"
 #include "loader.h"
@@ -178,30 +180,40 @@ int inst_finish(struct inst *in, struct pipe_err *err)
 	return call_end(in, in->p->finish(in->state), 0, err);
 }
 
-/* Room for n frames in the view's arrays. */
+#define VIEW_FIRST 128           /* frames: the first room */
+#define VIEW_MAX (UINT32_MAX / 2) /* frames of one sample */
+
+/*
+ * Room for n frames in the view's arrays, the three doubling together
+ * (grow.h); 0, -E2BIG past VIEW_MAX or -ENOMEM (hv->cap unchanged: an
+ * array grown before the failure is only bigger than it says).  The slow
+ * path of view_reserve.
+ */
+static int view_grow(struct host_view *hv, uint64_t n)
+{
+	size_t cap_f = hv->cap, cap_m = hv->cap, cap_r = hv->cap;
+	int ret;
+
+	if (n > VIEW_MAX)
+		return -E2BIG;
+	ret = grow_array(&hv->frames, &cap_f, n, sizeof(*hv->frames),
+			 VIEW_FIRST, VIEW_MAX);
+	if (ret == 0)
+		ret = grow_array(&hv->misc, &cap_m, n, sizeof(*hv->misc),
+				 VIEW_FIRST, VIEW_MAX);
+	if (ret == 0)
+		ret = grow_array(&hv->ret, &cap_r, n, sizeof(*hv->ret),
+				 VIEW_FIRST, VIEW_MAX);
+	if (ret < 0)
+		return ret;
+	hv->cap = (uint32_t)cap_f;
+	return 0;
+}
+
+/* Room for n frames in the view's arrays: view_grow's returns. */
 static int view_reserve(struct host_view *hv, uint64_t n)
 {
-	uint64_t *f;
-	uint16_t *m;
-	uint8_t *r;
-
-	if (n <= hv->cap)
-		return 0;
-	if (n > UINT32_MAX / 2)
-		return -E2BIG;
-	f = realloc(hv->frames, n * sizeof(*f));
-	if (f)
-		hv->frames = f;
-	m = realloc(hv->misc, n * sizeof(*m));
-	if (m)
-		hv->misc = m;
-	r = realloc(hv->ret, n * sizeof(*r));
-	if (r)
-		hv->ret = r;
-	if (!f || !m || !r)
-		return -ENOMEM;
-	hv->cap = (uint32_t)n;
-	return 0;
+	return n <= hv->cap ? 0 : view_grow(hv, n);
 }
 
 /*
@@ -407,7 +419,10 @@ static int inst_init(struct inst *in, const char *name, const char *path,
 	if (in->p->state_size) {
 		in->alloc = calloc(1, in->p->state_size);
 		if (!in->alloc)
-			return pipe_err_set(err, -ENOMEM, "out of memory");
+			return pipe_err_set(err, -ENOMEM, "cannot open %s: "
+					    "no memory for its %" PRIu64
+					    "-byte state",
+					    in->ctx.what, in->p->state_size);
 		in->state = in->alloc;
 	}
 	if (!in->p->open)

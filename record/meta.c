@@ -38,6 +38,7 @@ struct meta {
 	/* the view, rebuilt by meta_view */
 	struct pipe_meta view;
 	struct pipe_meta_event *vevs;
+	size_t cap_vevs;              /* room in vevs */
 };
 
 enum meta_tag {
@@ -246,10 +247,10 @@ const struct pipe_meta *meta_view(const struct meta *cm)
 	struct pipe_meta_event *v;
 	uint32_t i;
 
-	v = realloc(m->vevs, (m->nr_evs ? m->nr_evs : 1) * sizeof(*v));
-	if (!v)
+	if (grow_array(&m->vevs, &m->cap_vevs, m->nr_evs ? m->nr_evs : 1,
+		       sizeof(*v), 4, UINT32_MAX) < 0)
 		return NULL;
-	m->vevs = v;
+	v = m->vevs;
 	for (i = 0; i < m->nr_evs; i++) {
 		v[i].attr = (const struct perf_event_attr *)m->evs[i].attr;
 		v[i].name = m->evs[i].name;

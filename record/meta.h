@@ -36,7 +36,8 @@ int meta_set_prop(struct meta *m, const char *key, const char *value,
 		  struct pipe_err *err);
 /* Borrowed value, or NULL. */
 const char *meta_prop(const struct meta *m, const char *key);
-/* The read-only view; valid until the next change to m. */
+/* The read-only view; valid until the next change to m.  NULL only when
+ * memory is short for the events added since the last view. */
 const struct pipe_meta *meta_view(const struct meta *m);
 uint32_t meta_nr_events(const struct meta *m);
 /* The event's attr, padded with zeros to META_ATTR_MAX bytes. */

@@ -1,15 +1,20 @@
 /*
  * popbuf.h - the array a time-order merge hands its records out in on a
- * pop (merge.c, runmerge.c): grown to what the caller asks for once, then
- * reused by every pop after it.
+ * pop (merge.c, runmerge.c): grown (doubling, grow.h) to what the caller
+ * asks for, then reused by every pop after it.
  */
 #ifndef PIPE_POPBUF_H
 #define PIPE_POPBUF_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 
+#include "grow.h"
 #include "pipe_plugin.h"
+
+#define POPBUF_FIRST 256 /* records: the first room */
+#define POPBUF_MAX (SIZE_MAX / sizeof(struct pipe_record))
 
 struct popbuf {
 	struct pipe_record *recs; /* owned; the last pop's batch borrows it */
@@ -23,15 +28,11 @@ struct popbuf {
  */
 static inline size_t popbuf_reserve(struct popbuf *b, size_t max)
 {
-	struct pipe_record *r;
-
 	if (max <= b->cap)
 		return max;
-	r = realloc(b->recs, max * sizeof(*r));
-	if (!r)
+	if (grow_array(&b->recs, &b->cap, max, sizeof(*b->recs),
+		       POPBUF_FIRST, POPBUF_MAX) < 0)
 		return b->cap;
-	b->recs = r;
-	b->cap = max;
 	return max;
 }
 

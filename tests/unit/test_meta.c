@@ -39,6 +39,7 @@ static void test_roundtrip(void)
 {
 	struct meta *m = make_meta(), *d = NULL;
 	const struct pipe_meta *v;
+	const struct pipe_meta_event *evs;
 	struct pipe_err err;
 	uint8_t *buf;
 	size_t len, cut;
@@ -59,6 +60,11 @@ static void test_roundtrip(void)
 		CHECK_STR(meta_prop(d, "hostname"), "box2");
 		CHECK_STR(meta_prop(d, "release"), "6.1");
 		CHECK(meta_event_of_id(d, 21) == 1);
+		/* asked again with no event added: the same events, not
+		 * reallocated (a view asked for every sample cannot fail;
+		 * ASan's realloc always moves) */
+		evs = v->events;
+		CHECK(meta_view(d) == v && v->events == evs);
 		meta_free(d);
 	}
 	/* every truncation is refused or parses a prefix; none crashes */
