@@ -259,6 +259,9 @@ $(BUILD)/tests/test_%: tests/unit/test_%.c $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(CORE_CFLAGS) -Itests/unit -o $@ $^ $(LDFLAGS) $(CORE_LIBS)
 
+# test_codecs compares the zstd plugin's frames with libzstd's own
+$(BUILD)/tests/test_codecs: CORE_LIBS += -lzstd
+
 # the container tests, one binary per concern, share tests/unit/ctest.c
 $(BUILD)/obj/tests/unit/ctest.o: tests/unit/ctest.c
 	@mkdir -p $(dir $@)

@@ -30,6 +30,16 @@
  * of 256 KiB of samples with call chains come out of the transform at
  * 110 to 180 KiB. */
 #define ZSTD_SMALL_BYTES (96u << 10)
+/* and, at a small level of 1 to 3 (zstd's fast and double-fast match
+ * finders), tables sized for them: zstd sizes its tables by the block's
+ * length, but at level 3 a block of 32 to 96 KiB still gets 384 KiB of
+ * them to clear and probe (hashLog 16, chainLog 15).  These cost a
+ * third less CPU on the recorder's small blocks for 0.3% more bytes
+ * (docs/performance.md, "Live recording"); hashlog= overrides the
+ * first. */
+#define ZSTD_SMALL_TABLES_LEVEL 3
+#define ZSTD_SMALL_HASHLOG 13
+#define ZSTD_SMALL_CHAINLOG 12
 
 struct zstd_dict {
 	uint32_t id;          /* container dictionary id, never 0 */
@@ -45,6 +55,7 @@ struct zstd_state {
 	struct pipe_ctx *ctx;         /* borrowed, passed to host calls */
 	int level;                    /* compression level */
 	int small;                    /* level below ZSTD_SMALL_BYTES, 0: level */
+	int hashlog;                  /* hashlog=, 0: the level's own */
 	int cur;                      /* level the cctx is set to */
 	ZSTD_CCtx *cctx;              /* reused for every block */
 	ZSTD_DCtx *dctx;              /* reused for every block */
@@ -122,6 +133,7 @@ static int zstd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->ctx = ctx;
 	s->level = (int)host->arg_int(ctx, "level");
 	s->small = (int)host->arg_int(ctx, "small");
+	s->hashlog = (int)host->arg_int(ctx, "hashlog");
 	s->cur = s->level;
 	s->cctx = ZSTD_createCCtx();
 	s->dctx = ZSTD_createDCtx();
@@ -139,9 +151,9 @@ static int zstd_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 		r = ZSTD_CCtx_setParameter(s->cctx,
 					   ZSTD_c_literalCompressionMode,
 					   ZSTD_ps_disable);
-	if (!ZSTD_isError(r) && host->arg_int(ctx, "hashlog"))
+	if (!ZSTD_isError(r) && s->hashlog)
 		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_hashLog,
-					   (int)host->arg_int(ctx, "hashlog"));
+					   s->hashlog);
 	if (ZSTD_isError(r)) {
 		ret = zstd_fail(s, "set the parameters of", r);
 		goto out_free;
@@ -167,6 +179,24 @@ static size_t zstd_bound(void *state, size_t raw_len)
 {
 	(void)state;
 	return ZSTD_compressBound(raw_len);
+}
+
+/* Switch the cctx between the level and the small level, with the
+ * small blocks' tables (0: the level's own); a zstd error code. */
+static size_t zstd_set_level(struct zstd_state *s, int level)
+{
+	bool small = level != s->level && level >= 1 &&
+		     level <= ZSTD_SMALL_TABLES_LEVEL;
+	size_t r;
+
+	r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel, level);
+	if (!ZSTD_isError(r) && !s->hashlog)
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_hashLog,
+					   small ? ZSTD_SMALL_HASHLOG : 0);
+	if (!ZSTD_isError(r))
+		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_chainLog,
+					   small ? ZSTD_SMALL_CHAINLOG : 0);
+	return r;
 }
 
 static int zstd_compress(void *state, uint32_t dict_id, const void *src,
@@ -208,8 +238,7 @@ static int zstd_compress(void *state, uint32_t dict_id, const void *src,
 	level = !cdict && s->small && len < ZSTD_SMALL_BYTES ? s->small :
 							      s->level;
 	if (level != s->cur) {
-		r = ZSTD_CCtx_setParameter(s->cctx, ZSTD_c_compressionLevel,
-					   level);
+		r = zstd_set_level(s, level);
 		if (ZSTD_isError(r))
 			return zstd_fail(s, "set the level of", r);
 		s->cur = level;

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zstd.h>
+
 #include "fakehost.h"
 #include "harness.h"
 #include "pipe_plugin.h"
@@ -286,6 +288,74 @@ static void test_zstd_small(const struct pipe_plugin *p, uint8_t *buf)
 	CHECK(with[2] == with[0]);
 }
 
+/* Compress len bytes of src with libzstd itself at `level`, with the
+ * tables hashLog and chainLog (0: the level's own), as the codec frames
+ * a block: content size, no dictionary id.  The frame's length. */
+static size_t zstd_ref(const uint8_t *src, size_t len, int level, int hlog,
+		       int clog, uint8_t *dst, size_t cap)
+{
+	ZSTD_CCtx *c = ZSTD_createCCtx();
+	size_t r;
+
+	CHECK(c != NULL);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_compressionLevel, level);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_dictIDFlag, 0);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_hashLog, hlog);
+	ZSTD_CCtx_setParameter(c, ZSTD_c_chainLog, clog);
+	r = ZSTD_compress2(c, dst, cap, src, len);
+	CHECK(!ZSTD_isError(r));
+	ZSTD_freeCCtx(c);
+	return r;
+}
+
+/*
+ * The small level's blocks are zstd's at that level with the small
+ * tables (hashLog 13, chainLog 12, or hashlog='s), the others zstd's at
+ * the level with its own tables, on one instance in any order.
+ */
+static void test_zstd_small_tables(const struct pipe_plugin *p, uint8_t *buf)
+{
+	static const struct {
+		const char *args;
+		size_t len;
+		int level, hlog, clog;
+	} steps[] = {
+		{ "level=1,small=3", 49152, 3, 13, 12 },
+		{ "level=1,small=3", 262144, 1, 0, 0 },
+		{ "level=1,small=3", 49152, 3, 13, 12 },
+		{ "level=1,small=3,hashlog=14", 49152, 3, 14, 12 },
+		{ "level=1,small=3,hashlog=14", 262144, 1, 14, 0 },
+		/* a negative small level keeps its own tables */
+		{ "level=1,small=-1", 49152, -1, 0, 0 },
+	};
+	size_t cap = ZSTD_compressBound(262144), got, want, i;
+	uint8_t *a = malloc(cap), *b = malloc(cap);
+	struct inst in = { 0 };
+	const char *open_args = NULL;
+
+	fill_perf(buf, 262144);
+	for (i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		if (!open_args || strcmp(open_args, steps[i].args)) {
+			if (open_args)
+				inst_close(&in);
+			open_args = steps[i].args;
+			CHECK(inst_open(&in, p, "%s", open_args) == 0);
+		}
+		CHECK(p->compress(in.state, 0, buf, steps[i].len, a, cap,
+				  &got) == 0);
+		want = zstd_ref(buf, steps[i].len, steps[i].level,
+				steps[i].hlog, steps[i].clog, b, cap);
+		CHECK(got == want && memcmp(a, b, got) == 0);
+	}
+	inst_close(&in);
+	/* the small tables change the frame: the check above has teeth */
+	got = zstd_ref(buf, 49152, 3, 13, 12, a, cap);
+	want = zstd_ref(buf, 49152, 3, 0, 0, b, cap);
+	CHECK(got != want || memcmp(a, b, got) != 0);
+	free(a);
+	free(b);
+}
+
 static void test_sizes(const struct codec_case *cc,
 		       const struct pipe_plugin *p)
 {
@@ -351,6 +421,7 @@ static void test_sizes(const struct codec_case *cc,
 		CHECK(inst_open(&in, p, "hashlog=3") < 0);
 		CHECK(strstr(in.ctx.err, "zstd") != NULL);
 		test_zstd_small(p, buf);
+		test_zstd_small_tables(p, buf);
 	}
 	free(buf);
 }
