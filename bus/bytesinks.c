@@ -124,9 +124,7 @@ static int read_dict_file(struct pipeline *pl, const char *path,
 	pl->dict_data = malloc((size_t)st.st_size);
 	if (!pl->dict_data) {
 		close(fd);
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot read dictionary '%s': out of memory",
-				    path);
+		return pipe_err_nomem(err, "cannot read dictionary '%s'", path);
 	}
 	n = fdio_read_full(fd, pl->dict_data, (size_t)st.st_size);
 	close(fd);

@@ -18,6 +18,7 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 {
 	struct pipeline *pl = opaque;
 	const struct conf *conf = pl->o->conf;
+	struct pipe_err why = { { 0 }, { 0 } };
 	struct inst *in;
 	uint32_t i;
 	int ret;
@@ -25,24 +26,33 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 	if (!pl->codecs) {
 		pl->codecs = calloc(conf->nr ? conf->nr : 1, sizeof(*pl->codecs));
 		if (!pl->codecs)
-			return pipe_err_set(err, -ENOMEM,
-					    "cannot open codec id %u: out of memory",
-					    codec_id);
+			return pipe_err_nomem(err, "cannot open codec id %u",
+					      codec_id);
 		pl->nr_codecs = conf->nr;
 	}
 	for (i = 0; i < conf->nr; i++) {
 		const struct conf_entry *e = &conf->entries[i];
-		struct pipe_err ignored;
 
 		if (e->kind != PIPE_KIND_CODEC)
 			continue;
-		if (!pl->codecs[i].lp &&
-		    loader_open(&pl->codecs[i].lp, e->path, PIPE_KIND_CODEC,
-				&ignored) < 0)
-			continue;
+		if (!pl->codecs[i].lp) {
+			ret = loader_open(&pl->codecs[i].lp, e->path,
+					  PIPE_KIND_CODEC, &why);
+			/* one that does not load is not the codec asked
+			 * for, unless memory ran out */
+			if (ret == -ENOMEM) {
+				*err = why;
+				return ret;
+			}
+			if (ret < 0)
+				continue;
+		}
 		if (pl->codecs[i].lp->plugin->codec_id == codec_id)
 			break;
 	}
+	if (i == conf->nr && why.msg[0])
+		return pipe_err_set(err, -ENOENT, "no codec plugin for codec "
+				    "id %u (%s)", codec_id, why.msg);
 	if (i == conf->nr)
 		return pipe_err_set(err, -ENOENT,
 				    "no codec plugin for codec id %u", codec_id);
@@ -53,9 +63,7 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 		       (size_t)pl->nr_open_codecs + 1, sizeof(*pl->open_codecs),
 		       4, UINT32_MAX) < 0) {
 		inst_free(in);
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot open codec id %u: out of memory",
-				    codec_id);
+		return pipe_err_nomem(err, "cannot open codec id %u", codec_id);
 	}
 	pl->open_codecs[pl->nr_open_codecs++] = in;
 	*p = in->p;
@@ -153,9 +161,9 @@ static int parse_numbers(const struct inst *src, const char *key,
 			if (grow_array(&v, &cap, (size_t)*nr + 1, sizeof(*v),
 				       16, SIZE_MAX) < 0) {
 				free(v);
-				return pipe_err_set(err, -ENOMEM,
-						    "cannot read '%s' of %s: out of memory",
-						    key, src->ctx.what);
+				return pipe_err_nomem(err, "cannot read '%s' "
+						      "of %s", key,
+						      src->ctx.what);
 			}
 			v[(*nr)++] = (uint32_t)a;
 		}

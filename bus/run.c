@@ -485,8 +485,7 @@ static int open_sinks(struct pipeline *pl, struct pipe_err *err)
 
 	pl->sinks = calloc(pl->o->nr_sinks, sizeof(*pl->sinks));
 	if (!pl->sinks)
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot open the sinks: out of memory");
+		return pipe_err_nomem(err, "cannot open the sinks");
 	for (i = 0; i < pl->o->nr_sinks; i++) {
 		ret = inst_open(&pl->sinks[i], pl->o->conf, PIPE_KIND_SINK,
 				pl->o->sinks[i], &pl->hr, err);
@@ -741,9 +740,8 @@ int run_pipeline(const struct run_opts *o, struct pipe_err *err)
 		pl.live_meta = meta_new();
 		pl.hr.meta = pl.live_meta;
 		ret = pl.live_meta ? inst_start(pl.src, err) :
-			pipe_err_set(err, -ENOMEM,
-				     "cannot start %s: out of memory",
-				     pl.src->ctx.what);
+			pipe_err_nomem(err, "cannot start %s",
+				       pl.src->ctx.what);
 	}
 	if (ret < 0)
 		goto out;

@@ -258,8 +258,7 @@ static int scan_batch(void *opaque, const struct meta *m,
 						       b->recs[i].stream);
 
 		if (!sh)
-			return pipe_err_set(err, -ENOMEM,
-					    "cannot digest the records: out of memory");
+			return pipe_err_nomem(err, "cannot digest the records");
 		XXH3_64bits_update(sh->state, b->recs[i].hdr,
 				   b->recs[i].hdr->size);
 		if (b->recs[i].time < ss->last_time)
@@ -277,8 +276,7 @@ int run_scan(const struct conf *conf, const char *path, uint32_t threads,
 	int ret;
 
 	if (!spec)
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot read '%s': out of memory", path);
+		return pipe_err_nomem(err, "cannot read '%s'", path);
 	ret = run_scan_spec(conf, spec, threads, res, err);
 	free(spec);
 	return ret;
@@ -302,8 +300,7 @@ static int scan_block(void *opaque, const struct cr_block *b,
 		return 0;
 	sh = digest_stream(&ss->d, b->stream);
 	if (!sh)
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot digest the records: out of memory");
+		return pipe_err_nomem(err, "cannot digest the records");
 	if (b->recs[0].time < sh->last_time || b->recs[0].time < b->horizon)
 		return 1;
 	if (b->in_order)
@@ -359,8 +356,7 @@ int run_info(const struct conf *conf, const char *path, bool scan,
 	memset(res, 0, sizeof(*res));
 	*scanned = true;
 	if (!spec)
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot read '%s': out of memory", path);
+		return pipe_err_nomem(err, "cannot read '%s'", path);
 	if (!scan) {
 		ret = open_file_read(&pl, spec, 1, err);
 		if (ret == 0)

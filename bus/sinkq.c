@@ -106,8 +106,7 @@ int sinkq_start(struct pipeline *pl, struct pipe_err *err)
 	int ret;
 
 	if (!q)
-		return pipe_err_set(err, -ENOMEM,
-				    "cannot start the sinks' thread: out of memory");
+		return pipe_err_nomem(err, "cannot start the sinks' thread");
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->work, NULL);
 	pthread_cond_init(&q->room, NULL);
@@ -261,8 +260,7 @@ static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
 		       sizeof(*j->recs), 65536 / sizeof(*j->recs), SIZE_MAX)) {
 		if (j)
 			sinkq_job_free(j);
-		return pipe_err_set(err, -ENOMEM, "cannot buffer records: %s",
-				    strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot buffer records");
 	}
 	if (drop) {
 		sinkq_lost(pl, b, lost, j->buf, &j->recs[0]);

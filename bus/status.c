@@ -68,7 +68,8 @@ void status_clear(struct pipeline *pl)
 void print_summary(struct pipeline *pl)
 {
 	double secs = (double)since_start(pl) / 1e9;
-	uint32_t cpus = pl->hr.meta ? meta_view(pl->hr.meta)->nr_streams : 1;
+	const struct pipe_meta *m = pl->hr.meta ? meta_view(pl->hr.meta) : NULL;
+	uint32_t cpus = m ? m->nr_streams : 1;
 	struct cw_stats ws = { 0 };
 
 	if (pl->writer)

@@ -139,45 +139,39 @@ static bool wants_quiet(int argc, char **argv)
 	return false;
 }
 
-/* plugins.conf beside the binary (in-tree build), or the installed one */
-static char *builtin_conf(void)
+/* plugins.conf beside the binary (in-tree build), or the installed one:
+ * its path into path[PATH_MAX + 32], or false when neither is there */
+static bool builtin_conf(char *path)
 {
 	static const char *const rel[] = { "plugins.conf",
 					   "../lib/pipe/plugins.conf" };
-	char exe[PATH_MAX], *slash, *path;
+	char exe[PATH_MAX], *slash;
 	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	size_t i;
 
 	if (n <= 0)
-		return NULL;
+		return false;
 	exe[n] = '\0';
 	slash = strrchr(exe, '/');
 	if (!slash)
-		return NULL;
+		return false;
 	slash[1] = '\0';
 	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		size_t len = strlen(exe) + strlen(rel[i]) + 1;
-
-		path = malloc(len);
-		if (!path)
-			return NULL;
-		snprintf(path, len, "%s%s", exe, rel[i]);
+		snprintf(path, PATH_MAX + 32, "%s%s", exe, rel[i]);
 		if (access(path, R_OK) == 0)
-			return path;
-		free(path);
+			return true;
 	}
-	return NULL;
+	return false;
 }
 
 static struct conf *load_conf(bool quiet)
 {
 	struct pipe_err err = { { 0 }, { 0 } };
 	struct conf *conf;
-	char *builtin = builtin_conf();
-	int ret = conf_load(&conf, builtin,
+	char builtin[PATH_MAX + 32];
+	int ret = conf_load(&conf, builtin_conf(builtin) ? builtin : NULL,
 			    quiet ? conf_note_quiet : conf_note, &err);
 
-	free(builtin);
 	if (ret < 0) {
 		print_err(&err);
 		exit(1);
@@ -332,6 +326,12 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 		fprintf(stderr, "pipe: '%s' has no valid END and index: "
 			"every block was read to count\n", path);
 	m = meta_view(r.meta);
+	if (!m) {
+		pipe_err_nomem(&err, "cannot read '%s'", path);
+		print_err(&err);
+		scan_result_release(&r);
+		return 1;
+	}
 	secs = r.st.t_last > r.st.t_first ?
 		(double)(r.st.t_last - r.st.t_first) / 1e9 : 0.0;
 #define KV(k, kind_, ...) do { kv[n].key = (k); kv[n].kind = (kind_); \

@@ -127,8 +127,8 @@ static int train_batch(void *opaque, const struct meta *m,
 		struct tstream *s = tstream_of(t, r->stream);
 
 		if (!s)
-			return pipe_err_set(err, -ENOMEM,
-					    "cannot keep training samples: out of memory");
+			return pipe_err_nomem(err, "cannot keep training "
+					      "samples");
 		if (s->len + r->hdr->size > t->block) {
 			ret = close_block(t, s, err);
 			if (ret < 0)
@@ -202,9 +202,8 @@ int train_run(const struct train_opts *o, struct pipe_err *err)
 	t.samples = malloc(t.cap);
 	dict = malloc(size);
 	if (!t.samples || !dict) {
-		ret = pipe_err_set(err, -ENOMEM,
-				   "cannot train a dictionary of %u bytes: out of memory",
-				   size);
+		ret = pipe_err_nomem(err, "cannot train a dictionary of %u "
+				     "bytes", size);
 		goto out;
 	}
 	ret = run_read(o->conf, o->source, 0, train_batch, &t, &res,

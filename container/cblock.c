@@ -45,7 +45,7 @@ static int cb_apply_dict(struct cb_ctx *ctx, struct cb_codec *c,
 			snprintf(why, cap, "codec '%s' refused dictionary %"
 				 PRIu32 ": %s", c->p[i]->name, d->id,
 				 strerror(-ret));
-			return -EINVAL;
+			return ret == -ENOMEM ? ret : -EINVAL;
 		}
 	}
 	return 0;
@@ -84,16 +84,18 @@ struct cb_codec *cb_codec_get(struct cb_ctx *ctx, uint32_t id)
 				fmt_copy_msg(c->why, sizeof(c->why), e.msg);
 		}
 	}
+	c->nomem = ret == -ENOMEM;
 	if (ret < 0)
 		return c;
 	c->ok = true;
 	for (i = 0; i < ctx->nr_dicts; i++) {
 		if (ctx->dicts[i].codec != id)
 			continue;
-		if (cb_apply_dict(ctx, c, &ctx->dicts[i], why,
-				  sizeof(why)) < 0) {
+		ret = cb_apply_dict(ctx, c, &ctx->dicts[i], why, sizeof(why));
+		if (ret < 0) {
 			fmt_copy_msg(c->why, sizeof(c->why), why);
 			c->ok = false;
+			c->nomem = ret == -ENOMEM;
 			break;
 		}
 	}
@@ -217,7 +219,7 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 		if (!c || !c->ok) {
 			fmt_copy_msg(j->why, sizeof(j->why),
 				c ? c->why : "too many codecs");
-			return -EINVAL;
+			return c && c->nomem ? -ENOMEM : -EINVAL;
 		}
 		site = host_enter(c->ctx[dec], "decompress");
 		ret = c->p[dec]->decompress(c->state[dec], b->dict, j->payload,
@@ -233,7 +235,7 @@ static int cb_decode(struct cb_ctx *ctx, uint32_t dec, struct cb_job *j)
 				snprintf(j->why, sizeof(j->why),
 					 "codec '%s' cannot decode it: %s",
 					 c->p[dec]->name, strerror(-ret));
-			return -EINVAL;
+			return ret == -ENOMEM ? ret : -EINVAL;
 		}
 		coded = j->buf.coded;
 	}

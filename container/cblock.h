@@ -25,6 +25,7 @@ struct cb_pool;
 struct cb_codec {
 	uint32_t id;                          /* codec id of block headers */
 	bool ok;                              /* instances are open */
+	bool nomem;                           /* not, for want of memory */
 	const struct pipe_plugin *p[CB_MAX_DECODERS];
 	void *state[CB_MAX_DECODERS];
 	struct pipe_ctx *ctx[CB_MAX_DECODERS]; /* their instances */

@@ -91,8 +91,7 @@ int cr_fetch(struct creader *r, uint64_t off, size_t n,
 	}
 	if (grow_array(&r->buf, &r->cap, (size_t)(off - r->base) + n, 1, 65536,
 		       SIZE_MAX))
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", r->opts.name);
 	while (r->base + r->len < off + n) {
 		ret = cr_fill(r, &more, err);
 		if (ret < 0)
@@ -404,8 +403,7 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 	 * of the payload (the read buffer moves on) */
 	j->payload = payload;
 	if (!r->map && cb_job_copy(j, payload, b->stored) < 0)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", r->opts.name);
 	j->drop = NULL;
 	if (r->map_drop)
 		cr_drop_before(r, off, j);

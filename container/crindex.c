@@ -180,8 +180,7 @@ bad_ret:
 	free(chain);
 	r->nr_ents = 0;
 	if (ret == -ENOMEM)
-		return pipe_err_set(err, ret, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", r->opts.name);
 	return ret < 0 ? ret : 1;
 }
 

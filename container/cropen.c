@@ -124,13 +124,11 @@ static int cr_streams(struct creader *r, struct pipe_err *err)
 	if (!r->opts.nr_cpus)
 		return 0;
 	if (!m)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", r->opts.name);
 	r->nr_stream_ok = m->nr_streams;
 	r->stream_ok = calloc(m->nr_streams + 1, sizeof(*r->stream_ok));
 	if (!r->stream_ok)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    r->opts.name, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", r->opts.name);
 	for (i = 0; i < m->nr_streams; i++)
 		for (k = 0; k < r->opts.nr_cpus; k++)
 			if (m->stream_cpu[i] >= 0 &&
@@ -171,8 +169,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 
 	r = calloc(1, sizeof(*r));
 	if (!r)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				    opts->name, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", opts->name);
 	r->opts = *opts;
 	r->eof_at = UINT64_MAX;
 	site = host_enter(opts->src_ctx, "byte_size");
@@ -198,8 +195,7 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 			r->map = base;
 	}
 	if (grow_array(&r->buf, &r->cap, CR_CHUNK, 1, 65536, SIZE_MAX)) {
-		ret = pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-				   opts->name, strerror(ENOMEM));
+		ret = pipe_err_nomem(err, "cannot read '%s'", opts->name);
 		goto fail;
 	}
 	ret = runmerge_new(&r->runs);

@@ -260,7 +260,7 @@ static int entry_add(struct conf *c, const struct line *l, const char *file,
 	e.origin = malloc(origin_len);
 	if (!e.name || !e.path || (l->args && !e.args) || !e.origin) {
 		entry_release(&e);
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot read %s:%u", file, lineno);
 	}
 	snprintf(e.origin, origin_len, "%s:%u", file, lineno);
 	if (old) {
@@ -276,7 +276,7 @@ static int entry_add(struct conf *c, const struct line *l, const char *file,
 	if (grow_array(&c->entries, &c->cap, (size_t)c->nr + 1,
 		       sizeof(*c->entries), 16, CONF_ENTRIES_MAX) < 0) {
 		entry_release(&e);
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot read %s:%u", file, lineno);
 	}
 	c->entries[c->nr++] = e;
 	return 0;
@@ -290,10 +290,10 @@ static int file_add(struct conf *c, const char *path, struct pipe_err *err)
 				    CONF_FILES_MAX);
 	if (grow_array(&c->files, &c->cap_files, (size_t)c->nr_files + 1,
 		       sizeof(*c->files), 4, CONF_FILES_MAX) < 0)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot read '%s'", path);
 	c->files[c->nr_files] = strdup(path);
 	if (!c->files[c->nr_files])
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot read '%s'", path);
 	c->nr_files++;
 	return 0;
 }
@@ -308,8 +308,8 @@ static int lines_read(struct conf *c, FILE *f, const char *path,
 	ssize_t n;
 	int ret = 0;
 
-	errno = 0;
-	while ((n = getline(&buf, &cap, f)) >= 0) {
+	/* getline's failed allocation leaves no error on f, only errno */
+	for (errno = 0; (n = getline(&buf, &cap, f)) >= 0; errno = 0) {
 		struct line l = { 0 };
 
 		lineno++;
@@ -332,9 +332,8 @@ static int lines_read(struct conf *c, FILE *f, const char *path,
 		ret = entry_add(c, &l, path, lineno, note, err);
 		if (ret < 0)
 			goto out;
-		errno = 0;
 	}
-	if (ferror(f))
+	if (ferror(f) || errno)
 		ret = pipe_err_set(err, errno ? -errno : -EIO,
 				   "cannot read '%s': %s", path,
 				   strerror(errno ? errno : EIO));
@@ -462,7 +461,7 @@ int conf_load(struct conf **out, const char *builtin,
 
 	*out = NULL;
 	if (!c)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot read plugins.conf");
 	if (env && *env) {
 		ret = conf_load_file(c, env, note, err);
 		if (ret == -ENOENT)

@@ -238,7 +238,7 @@ static int params_copy(struct loaded *l, const struct pipe_plugin *p,
 	}
 	l->params = calloc(n + 1, sizeof(*l->params));
 	if (!l->params)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot load %s", what);
 	for (i = 0; i < n; i++)
 		memcpy(&l->params[i], (const char *)p->params + i * esz,
 		       esz < sizeof(*l->params) ? esz : sizeof(*l->params));
@@ -353,7 +353,7 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	l = calloc(1, sizeof(*l));
 	if (!l) {
 		close(fd);
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot load plugin '%s'", path);
 	}
 	l->fd = -1;
 	l->path = strdup(path);
@@ -361,7 +361,7 @@ int loader_open(struct loaded **out, const char *path, uint32_t expect_kind,
 	n = strlen(path) + 32;
 	dlpath = malloc(n);
 	if (!l->path || !dlpath) {
-		ret = pipe_err_set(err, -ENOMEM, "out of memory");
+		ret = pipe_err_nomem(err, "cannot load plugin '%s'", path);
 		goto out_free;
 	}
 	/* set-id or with capabilities, load the very file checked above:

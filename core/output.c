@@ -23,6 +23,8 @@ struct output {
 
 static void output_free(struct output *o)
 {
+	if (!o)
+		return;
 	if (o->f && o->f != stdout)
 		fclose(o->f);
 	if (o->tmp)
@@ -52,7 +54,8 @@ static int tmp_open(struct output *o, const struct stat *st,
 
 	o->tmp = malloc(n);
 	if (!o->tmp)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot create a temporary file "
+				      "beside '%s'", o->path);
 	snprintf(o->tmp, n, "%.*s.%s.pipe-XXXXXX", (int)dlen, o->path,
 		 o->path + dlen);
 	fd = mkostemp(o->tmp, O_CLOEXEC);
@@ -132,12 +135,11 @@ int output_open(struct output **out, const char *path, bool force,
 	int fd;
 
 	*out = NULL;
-	if (!o)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
-	o->path = strdup(path);
-	if (!o->path) {
+	if (o)
+		o->path = strdup(path);
+	if (!o || !o->path) {
 		output_free(o);
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot open '%s'", path);
 	}
 	if (!strcmp(path, "-")) {
 		o->f = stdout;

@@ -101,7 +101,7 @@ int params_split(const char *spec, char **name, const char **rest,
 				    "missing plugin name in '%s'", spec);
 	*name = unescape(spec, n);
 	if (!*name)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot parse '%s'", spec);
 	if (n < len)
 		*rest = spec + n + 1;
 	return 0;
@@ -374,7 +374,8 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 	arg_reset(a);
 	a->text = unescape(raw, len);
 	if (!a->text)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot parse the arguments of %s",
+				      ps->what);
 	if (len == 0 && p->type != PIPE_PARAM_STR &&
 	    p->type != PIPE_PARAM_LIST && p->type != PIPE_PARAM_OUTPUT)
 		return pipe_err_set(err, -EINVAL,
@@ -387,11 +388,6 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 		if (!*a->text)
 			ret = -EINVAL;
 		break;
-	case PIPE_PARAM_INT:
-		ret = int_parse(a->text, &a->num);
-		if (!ret && !in_bounds(p, a->num))
-			ret = -EINVAL;
-		break;
 	case PIPE_PARAM_BOOL:
 		if (!strcmp(a->text, "on"))
 			a->num = 1;
@@ -400,9 +396,11 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 		else
 			ret = -EINVAL;
 		break;
+	case PIPE_PARAM_INT:
 	case PIPE_PARAM_SIZE:
 	case PIPE_PARAM_DURATION:
-		ret = p->type == PIPE_PARAM_SIZE ?
+		ret = p->type == PIPE_PARAM_INT ? int_parse(a->text, &a->num) :
+		      p->type == PIPE_PARAM_SIZE ?
 			params_parse_size(a->text, &a->num) :
 			params_parse_duration(a->text, &a->num);
 		if (!ret && !in_bounds(p, a->num))
@@ -416,7 +414,8 @@ static int value_parse(struct arg *a, const char *raw, size_t len,
 	case PIPE_PARAM_LIST:
 		ret = list_parse(a, raw, len);
 		if (ret == -ENOMEM)
-			return pipe_err_set(err, ret, "out of memory");
+			return pipe_err_nomem(err, "cannot parse the "
+					      "arguments of %s", ps->what);
 		break;
 	default:
 		assert(!"parameter type checked by params_check_table");
@@ -636,11 +635,11 @@ int params_parse(struct args **out, const char *what,
 
 	*out = NULL;
 	a = calloc(1, sizeof(*a));
-	if (!a)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
-	a->v = calloc(PARAMS_MAX, sizeof(*a->v));
-	if (!a->v) {
-		ret = pipe_err_set(err, -ENOMEM, "out of memory");
+	if (a)
+		a->v = calloc(PARAMS_MAX, sizeof(*a->v));
+	if (!a || !a->v) {
+		ret = pipe_err_nomem(err, "cannot parse the arguments of %s",
+				     what);
 		goto out_free;
 	}
 	ret = args_build(a, what, tables, nr_tables, &positional, err);
@@ -788,7 +787,7 @@ int params_check_table(const struct pipe_param *table, const char *what,
 				    nr_positional);
 	a.v = calloc(PARAMS_MAX, sizeof(*a.v));
 	if (!a.v)
-		return pipe_err_set(err, -ENOMEM, "out of memory");
+		return pipe_err_nomem(err, "cannot check %s", what);
 	ret = args_build(&a, what, tables, 1, &positional, err);
 	for (i = 0; i < a.nr; i++)
 		arg_reset(&a.v[i]);

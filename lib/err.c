@@ -1,7 +1,9 @@
 /*
  * err.c - filling a struct pipe_err (see err.h).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "err.h"
 
@@ -30,6 +32,21 @@ int pipe_err_set(struct pipe_err *err, int code, const char *fmt, ...)
 	pipe_err_setv(err, code, fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+int pipe_err_nomem(struct pipe_err *err, const char *fmt, ...)
+{
+	va_list ap;
+	size_t n;
+
+	if (!err)
+		return -ENOMEM;
+	va_start(ap, fmt);
+	pipe_err_setv(err, -ENOMEM, fmt, ap);
+	va_end(ap);
+	n = strlen(err->msg);
+	snprintf(err->msg + n, sizeof(err->msg) - n, ": %s", strerror(ENOMEM));
+	return -ENOMEM;
 }
 
 void pipe_err_hint(struct pipe_err *err, const char *fmt, ...)

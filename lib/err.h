@@ -22,6 +22,10 @@ int pipe_err_set(struct pipe_err *err, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int pipe_err_setv(struct pipe_err *err, int code, const char *fmt,
 		  va_list ap) __attribute__((format(printf, 3, 0)));
+/* Memory ran out: set "MSG: Cannot allocate memory", fmt saying what
+ * could not be done and to what, and return -ENOMEM. */
+int pipe_err_nomem(struct pipe_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* Set the hint line; returns nothing. */
 void pipe_err_hint(struct pipe_err *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
