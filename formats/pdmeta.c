@@ -373,6 +373,7 @@ static int sort_ids(struct pdread *r)
 	r->id_events = malloc((size_t)n * sizeof(*r->id_events));
 	if (!pairs || !r->id_keys || !r->id_events) {
 		free(pairs);
+		r->ids_failed = true;
 		return -ENOMEM;
 	}
 	n = 0;

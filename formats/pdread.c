@@ -650,6 +650,9 @@ int pdread_next(struct pdread *r, const struct perf_event_header **out)
 	bool inflated;
 	int ret;
 
+	if (r->ids_failed)
+		return fail(r, -ENOMEM, "cannot read '%s': no memory to index "
+			    "its sample ids: %s", r->name, strerror(ENOMEM));
 	for (;;) {
 		inflated = inflated_next(r, &p) == 0;
 		if (inflated) {

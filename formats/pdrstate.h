@@ -45,6 +45,8 @@ struct pdread {
 	uint32_t *id_events;      /* their events */
 	uint32_t nr_sorted;
 	bool ids_dirty;           /* events changed since the sort */
+	bool ids_failed;          /* the sort found no memory: the next
+				   * pdread_next fails, saying so */
 	int id_pos;               /* sample: u64 index of the id, -1 none */
 	int id_back;              /* others: u64s from the end, 0 none */
 	/* ID_INDEX entries, sorted by id when ix_dirty is false */

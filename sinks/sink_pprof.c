@@ -294,16 +294,23 @@ static uint64_t location(struct pp *s, uint32_t pid, uint64_t addr,
 	return loc;
 }
 
-/* The locations of a sample's stack, leaf first; returns how many. */
-static uint32_t stack(struct pp *s, const struct pipe_sample *smp)
+/*
+ * The locations of a sample's stack, leaf first, in s->locs: how many,
+ * or 0 with *full set when the profile had no room for one (memory, or
+ * PPROF_ITEMS_MAX).
+ */
+static uint32_t stack(struct pp *s, const struct pipe_sample *smp,
+		      bool *full)
 {
 	struct frames walk;
 	struct frame f;
 	uint32_t n = 0;
 
+	*full = false;
 	if (!smp->nr_callchain) {
 		s->locs[n] = location(s, smp->pid, smp->ip, smp->ip,
 				      smp->misc & PERF_RECORD_MISC_CPUMODE_MASK);
+		*full = !s->locs[n];
 		return s->locs[n] ? 1 : 0;
 	}
 	frames_init(&walk, smp);
@@ -311,8 +318,11 @@ static uint32_t stack(struct pp *s, const struct pipe_sample *smp)
 		/* return addresses point after the call: look one back */
 		s->locs[n] = location(s, smp->pid, f.addr, f.addr - f.ret,
 				      f.misc & PERF_RECORD_MISC_CPUMODE_MASK);
-		if (s->locs[n])
-			n++;
+		if (!s->locs[n]) {
+			*full = true;
+			return 0;
+		}
+		n++;
 	}
 	return n;
 }
@@ -322,6 +332,7 @@ static int pp_sample(struct pp *s, const struct pipe_record *rec)
 	struct pipe_sample smp = PIPE_INIT(smp);
 	struct pprof_labels lab;
 	uint32_t n;
+	bool full;
 	int ret;
 
 	if (s->host->decode_sample(s->ctx, rec, &smp) < 0 ||
@@ -332,7 +343,13 @@ static int pp_sample(struct pp *s, const struct pipe_record *rec)
 			s->first_time = smp.time;
 		s->last_time = smp.time;
 	}
-	n = stack(s, &smp);
+	n = stack(s, &smp, &full);
+	if (full) {
+		s->host->error(s->ctx, "cannot write '%s': no room for another "
+			       "location (%s, or %u at most)", s->path,
+			       strerror(ENOMEM), PPROF_ITEMS_MAX);
+		return -ENOMEM;
+	}
 	memset(s->values, 0, 2 * s->nr_events * sizeof(*s->values));
 	s->values[2 * smp.event] = 1;
 	s->values[2 * smp.event + 1] = (int64_t)smp.period;

@@ -36,6 +36,21 @@ void sym_warn(struct symbolizer *s, const char *fmt, ...)
 	s->opts.warn(s->opts.opaque, line);
 }
 
+void sym_oom(struct symbolizer *s, const char *then, const char *what_fmt,
+	     ...)
+{
+	char what[512];
+	va_list ap;
+
+	if (s->oom_said)
+		return;
+	s->oom_said = true;
+	va_start(ap, what_fmt);
+	vsnprintf(what, sizeof(what), what_fmt, ap);
+	va_end(ap);
+	sym_warn(s, "cannot %s: %s: %s", what, strerror(ENOMEM), then);
+}
+
 static char *dup_or_null(const char *str, bool *failed)
 {
 	char *d;
@@ -210,10 +225,8 @@ static void state_result(struct symbolizer *s, int ret)
 {
 	if (ret == -EINVAL) {
 		s->nr_malformed++;
-	} else if (ret == -ENOMEM && !s->oom_said) {
-		s->oom_said = true;
-		sym_warn(s, "cannot keep the process state: %s: later samples "
-			 "may show [unknown]", strerror(ENOMEM));
+	} else if (ret == -ENOMEM) {
+		sym_oom(s, UNKNOWN_LATER, "keep the process state");
 	}
 }
 
@@ -410,8 +423,10 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 	m = threads_find_map(s->threads, pid, ip);
 	if (!m || m->dso->kind == DSO_ANON) {
 		d = perfmap_dso(s, pid);
-		if (!d)
+		if (!d) {
+			sym_oom(s, UNKNOWN_LATER, "keep the process state");
 			return -ENOMEM;
+		}
 		if (!d->loaded)
 			sym_load_perfmap(s, d);
 		fill(s, d, ip, 0, out);
@@ -453,6 +468,17 @@ int symbolizer_resolve(struct symbolizer *s, uint32_t pid, uint64_t ip,
 
 /* ---- source lines ----------------------------------------------------- */
 
+/* The source lines of d from the DWARF of path: whether it has them. */
+static bool src_open(struct symbolizer *s, struct dso *d, const char *path)
+{
+	int ret = srcline_new(&d->src, path);
+
+	if (ret == -ENOMEM)
+		sym_oom(s, "its addresses show no source line",
+			"read the source lines of '%s'", path);
+	return ret == 0;
+}
+
 /*
  * The DWARF of d: its debug file, the file itself, or a debug file looked
  * for now (a binary with its .symtab but without its DWARF).
@@ -467,10 +493,10 @@ static void open_src(struct symbolizer *s, struct dso *d)
 					       : d->build_id_len;
 
 	d->src_tried = true;
-	if (d->debug_path && srcline_new(&d->src, d->debug_path) == 0)
+	if (d->debug_path && src_open(s, d, d->debug_path))
 		return;
 	if (!d->debug_only && !(d->flags & PIPE_SYM_BUILDID_MISMATCH) &&
-	    srcline_new(&d->src, d->path) == 0)
+	    src_open(s, d, d->path))
 		return;
 	if (d->debug_path ||
 	    !(sym_find_debug(s, d->path, id, id_len, d->info.debuglink, &dinfo,
@@ -479,7 +505,7 @@ static void open_src(struct symbolizer *s, struct dso *d)
 		return;
 	symtab_free(dsyms);
 	d->debug_path = strdup(s->found_debug);
-	if (d->debug_path && srcline_new(&d->src, d->debug_path) < 0)
+	if (d->debug_path && !src_open(s, d, d->debug_path))
 		d->src = NULL;
 }
 
@@ -545,8 +571,11 @@ int symbolizer_decode(struct symbolizer *s, const struct meta *m,
 	ret = decode_sample_stack(m, rec, out, &st);
 	if (ret < 0 || st.abi != PERF_SAMPLE_REGS_ABI_64)
 		return ret;
-	if (!s->unwind && unwind_new(&s->unwind, unwind_map_of, s) < 0)
+	if (!s->unwind && unwind_new(&s->unwind, unwind_map_of, s) < 0) {
+		sym_oom(s, "samples keep only their recorded frames",
+			"unwind stacks from their DWARF");
 		return 0;
+	}
 	/* the recorded (kernel) part, up to any user part */
 	for (i = 0; i < out->nr_callchain && nr < CHAIN_KERNEL_MAX; i++) {
 		if (out->callchain[i] == (uint64_t)PERF_CONTEXT_USER)

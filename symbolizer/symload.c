@@ -226,8 +226,10 @@ void sym_load_vdso(struct symbolizer *s, struct dso *d)
 	if (size < sizeof(*eh) || size > (1u << 20))
 		return;
 	copy = malloc(size);
-	if (!copy)
+	if (!copy) {
+		sym_oom(s, UNKNOWN_LATER, "load the symbols of the vdso");
 		return;
+	}
 	memcpy(copy, eh, size);
 	if (elfsyms_read_mem(copy, size, d->name, ELFSYMS_ANY, &d->info,
 			     &d->syms, &err) < 0)
@@ -565,12 +567,24 @@ bool sym_fetch_debug(struct symbolizer *s, const uint8_t *id,
 		fo.interrupted = s->opts.interrupted;
 		fo.warn = s->opts.warn;
 		fo.opaque = s->opts.opaque;
-		if (dbgfetch_new(&s->fetch, &fo) < 0)
+		if (dbgfetch_new(&s->fetch, &fo) < 0) {
+			sym_oom(s, UNKNOWN_LATER, "fetch debug files from "
+				"debuginfod servers");
 			s->fetch = NULL;
+		}
 	}
 	if (dbgfetch_debuginfo(s->fetch, id, id_len, path, sizeof(path)) < 0)
 		return false;
 	return try_debug(s, path, id, id_len, info, syms);
+}
+
+/* A binary's table that could not be read for want of memory is said
+ * (once, sym_oom); a file gone or not ELF leaves its samples [unknown]
+ * quietly, as perf does. */
+static void said_if_oom(struct symbolizer *s, int ret, const char *path)
+{
+	if (ret == -ENOMEM)
+		sym_oom(s, UNKNOWN_LATER, "load the symbols of '%s'", path);
 }
 
 void sym_load_elf(struct symbolizer *s, struct dso *d)
@@ -583,6 +597,7 @@ void sym_load_elf(struct symbolizer *s, struct dso *d)
 	const char *path = d->path;
 	struct pipe_err err;
 	bool have_file, mismatch = false;
+	int ret;
 
 	d->loaded = true;
 	/*
@@ -594,8 +609,9 @@ void sym_load_elf(struct symbolizer *s, struct dso *d)
 	if ((d->flags & PIPE_SYM_DELETED) && d->map_pid &&
 	    access(d->path, R_OK) != 0 && access(live, R_OK) == 0)
 		path = live;
-	have_file = elfsyms_read(path, ELFSYMS_SYMTAB, &info, &syms,
-				 &err) == 0;
+	ret = elfsyms_read(path, ELFSYMS_SYMTAB, &info, &syms, &err);
+	said_if_oom(s, ret, path);
+	have_file = ret == 0;
 	if (have_file && d->build_id_len && info.build_id_len &&
 	    !same_id(d->build_id, d->build_id_len, info.build_id,
 		     info.build_id_len))
@@ -608,7 +624,7 @@ void sym_load_elf(struct symbolizer *s, struct dso *d)
 
 		d->info = info;
 		/* stubs come from the file itself: debug files keep no PLT */
-		elfplt_read(path, &d->plt, &err);
+		said_if_oom(s, elfplt_read(path, &d->plt, &err), path);
 		if (!syms && (sym_find_debug(s, d->path, id, id_len,
 					     info.debuglink, &dinfo, &dsyms) ||
 			      sym_fetch_debug(s, id, id_len, &dinfo, &dsyms))) {
@@ -617,9 +633,10 @@ void sym_load_elf(struct symbolizer *s, struct dso *d)
 		} else if (!syms) {
 			/* a stripped file: its MiniDebugInfo names the
 			 * functions .dynsym lacks */
-			minidebug_read(path, &d->mini, &err);
-			elfsyms_read(path, ELFSYMS_DYNSYM, &info, &syms,
-				     &err);
+			said_if_oom(s, minidebug_read(path, &d->mini, &err),
+				    path);
+			said_if_oom(s, elfsyms_read(path, ELFSYMS_DYNSYM, &info,
+						    &syms, &err), path);
 		}
 		d->syms = syms;
 		if ((d->flags & PIPE_SYM_DELETED) && !d->build_id_len &&
@@ -657,6 +674,7 @@ void sym_load_elf(struct symbolizer *s, struct dso *d)
 	d->flags |= PIPE_SYM_BUILDID_MISMATCH;
 	d->info = info;
 	if (!syms)
-		elfsyms_read(path, ELFSYMS_ANY, &info, &syms, &err);
+		said_if_oom(s, elfsyms_read(path, ELFSYMS_ANY, &info, &syms,
+					    &err), path);
 	d->syms = syms;
 }

@@ -24,6 +24,8 @@
 #define MAX_MODULES 1024
 /* Kernel entries kept ahead of unwound user frames in a joined chain. */
 #define CHAIN_KERNEL_MAX 512
+/* what sym_oom says the output loses when state or symbols are not kept */
+#define UNKNOWN_LATER "later samples may show [unknown]"
 #define CHAIN_MAX (CHAIN_KERNEL_MAX + 1 + UNWIND_MAX_FRAMES)
 
 enum dso_kind {
@@ -77,7 +79,7 @@ struct symbolizer {
 	uint32_t nr_mods;
 	uint64_t kernel_shift;           /* recorded _text - current _text */
 	uint64_t nr_malformed;           /* sideband records ignored */
-	bool oom_said;                   /* state_result warned of memory */
+	bool oom_said;                   /* sym_oom warned once */
 	bool kernel_checked;             /* kernel_differs is known */
 	bool kernel_differs;             /* recorded kernel is another */
 	char kernel_id[2 * ELFSYMS_BUILD_ID_MAX + 1]; /* running kernel's */
@@ -92,6 +94,11 @@ struct symbolizer {
 /* A warning through opts.warn (nothing when there is none). */
 void sym_warn(struct symbolizer *s, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* Running out of memory, said once for the run: "cannot WHAT: Cannot
+ * allocate memory: THEN" (what the first failure could not do, and what
+ * the output loses; later failures are likely and say nothing new). */
+void sym_oom(struct symbolizer *s, const char *then, const char *what_fmt,
+	     ...) __attribute__((format(printf, 3, 4)));
 
 /* The dso of (name, build-id), created on first sight; NULL on ENOMEM. */
 struct dso *sym_dso_get(struct symbolizer *s, const char *name,

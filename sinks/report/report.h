@@ -156,6 +156,8 @@ struct report {
 	 * ip) (srcline key only) */
 	struct addrcache rcache, ccache, scache;
 	struct vec owned;  /* char *: srcline texts, freed at close */
+	bool short_of_room; /* an interned string or symbol found no memory:
+			     * add_sample fails */
 	struct event_total *totals;
 	uint32_t nr_events;
 	uint64_t lost, throttled, unthrottled, bad_samples;

@@ -71,8 +71,10 @@ static uint32_t intern_copy(struct report *r, const char *text)
 	char *copy = strdup(text);
 	uint32_t id, slot;
 
-	if (!copy)
+	if (!copy) {
+		r->short_of_room = true;
 		return NONE;
+	}
 	id = intern_str(r, copy);
 	if (id == NONE || str_of(r, id) != copy) {
 		free(copy);
@@ -80,6 +82,7 @@ static uint32_t intern_copy(struct report *r, const char *text)
 	}
 	slot = vec_push(&r->owned);
 	if (slot == NONE) {
+		r->short_of_room = true;
 		free(copy);
 		((struct str *)vec_at(&r->strs, id))->s = "??:0";
 		return id;
@@ -394,11 +397,15 @@ static int add_sample(struct report *r, const struct pipe_record *rec)
 		r->frames[0] = resolve(r, s->pid, s->ip, 0, s->misc);
 		nr = r->frames[0] != NONE;
 	}
+	if (r->short_of_room)
+		return -ENOMEM; /* not a sample with frames left out */
 	leaf = leaf_of(r, nr);
 	if (nr == 0 || !leaf_wanted(r, r->frames[leaf]))
 		return 0;
 	if (r->key_on[KEY_SRCLINE])
 		src = srcline_of(r, s->pid, s->ip, s->misc);
+	if (r->short_of_room)
+		return -ENOMEM;
 	row_key(r, &k, event, comm, s->pid, s->cpu, r->frames[leaf], src);
 	row = row_get(r, &k);
 	if (!row)

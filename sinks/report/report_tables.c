@@ -44,6 +44,14 @@ uint64_t chain_hash_of(const void *items, uint32_t item)
 
 /* ---- interning ---------------------------------------------------------- */
 
+/* A string or symbol that found no room: noted for add_sample, which
+ * fails the sample rather than leave its frames out unsaid. */
+static uint32_t short_of_room(struct report *r)
+{
+	r->short_of_room = true;
+	return NONE;
+}
+
 uint32_t intern_str(struct report *r, const char *s)
 {
 	uint64_t hash;
@@ -61,10 +69,10 @@ uint32_t intern_str(struct report *r, const char *s)
 	}
 	if (itab_reserve(&r->strs_h, TAB_FIRST, TAB_MAX, str_hash_of,
 			 &r->strs) < 0)
-		return NONE;
+		return short_of_room(r);
 	idx = vec_push(&r->strs);
 	if (idx == NONE)
-		return NONE;
+		return short_of_room(r);
 	e = vec_at(&r->strs, idx);
 	e->s = s;
 	e->hash = hash;
@@ -114,10 +122,10 @@ uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
 	}
 	if (itab_reserve(&r->syms_h, TAB_FIRST, TAB_MAX, sym_hash_of,
 			 &r->syms) < 0)
-		return NONE;
+		return short_of_room(r);
 	idx = vec_push(&r->syms);
 	if (idx == NONE)
-		return NONE;
+		return short_of_room(r);
 	*(struct sym *)vec_at(&r->syms, idx) = k;
 	itab_put(&r->syms_h, k.hash, idx);
 	return idx;

@@ -20,6 +20,7 @@ enum breach {
 	BREACH_NO_SIZE,         /* decode_sample with out->size 0 */
 	BREACH_OUTPUT_NO_FLAG,  /* open_output without PIPE_PLUGIN_OUTPUT */
 	BREACH_FRAME_OUTSIDE,   /* frame_symbol outside sample() */
+	BREACH_NO_MESSAGE,      /* consume fails (-ENOMEM) saying nothing */
 };
 
 struct bsink {
@@ -33,7 +34,7 @@ static const struct pipe_param bsink_params[] = {
 	  .flags = PIPE_PARAM_POSITIONAL, .def = "none",
 	  .choices = "none|open_positive|meta_in_open|decode_in_open|"
 		     "symbols|symbols_ignored|consume_positive|no_size|"
-		     "output_no_flag|frame_outside",
+		     "output_no_flag|frame_outside|no_message",
 	  .help = "which rule to break" },
 	{ 0 },
 };
@@ -100,6 +101,8 @@ static int bsink_consume(void *state, const struct pipe_batch *b)
 	case BREACH_FRAME_OUTSIDE:
 		ret = s->host->frame_symbol(s->ctx, NULL, 0)->flags;
 		return ret & PIPE_SYM_RESOLVED ? 0 : -EINVAL;
+	case BREACH_NO_MESSAGE:
+		return -ENOMEM;
 	default:
 		return 0;
 	}

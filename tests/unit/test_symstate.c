@@ -1,7 +1,8 @@
 /*
  * test_symstate.c - the symbolizer's state from sideband records: kallsyms
  * with a KASLR shift, process state (FORK, COMM exec, EXIT), maps that
- * replace others, the vDSO, malformed and random records.  Fixture
+ * replace others, the vDSO, malformed and random records; running out of
+ * memory said once, naming what was not kept.  Fixture
  * binaries and expected values as in test_symbolizer.c.
  */
 #include <dlfcn.h>
@@ -20,6 +21,7 @@
 #include "rnd.h"
 #include "symbolizer.h"
 #include "symfix.h"
+#include "symstate.h"
 
 static void test_kallsyms(void)
 {
@@ -328,6 +330,21 @@ static void test_random_records(void)
 	symbolizer_free(s);
 }
 
+/* The first failure for want of memory is said, what failed first; the
+ * ones after it add nothing. */
+static void test_out_of_memory(void)
+{
+	struct symbolizer *s = new_sym(true, NULL, NULL, NULL);
+
+	nr_warnings = 0;
+	sym_oom(s, UNKNOWN_LATER, "load the symbols of '%s'", "/bin/x");
+	sym_oom(s, UNKNOWN_LATER, "keep the process state");
+	CHECK(nr_warnings == 1);
+	CHECK_STR(last_warning, "cannot load the symbols of '/bin/x': Cannot "
+		  "allocate memory: later samples may show [unknown]");
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	int ret = fixtures_build(fx, sizeof(fx));
@@ -340,5 +357,6 @@ int main(void)
 	test_vdso();
 	test_malformed();
 	test_random_records();
+	test_out_of_memory();
 	return test_result();
 }
