@@ -178,6 +178,14 @@ static inline void *vec_at(const struct vec *v, uint32_t i)
 
 /* Append a zeroed item; returns its index or NONE when out of memory. */
 uint32_t vec_push(struct vec *v);
+/*
+ * The same, the item indexed in t under hash (t reads items through
+ * hash_of only when it grows, so the caller fills the item after): the
+ * one way strings, symbols, rows and chains are added.  NONE when out of
+ * memory, noted in r->short_of_room.
+ */
+uint32_t vec_push_indexed(struct report *r, struct vec *v, struct itab *t,
+			  uint64_t hash, itab_hash_fn hash_of);
 
 /* The indexes' first room and largest: room for every item. */
 #define TAB_FIRST 256

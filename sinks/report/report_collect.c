@@ -211,17 +211,13 @@ struct row *row_get(struct report *r, const struct row *k)
 			return e;
 		}
 	}
-	if (itab_reserve(&r->rows_h, TAB_FIRST, TAB_MAX, row_hash_of,
-			 &r->rows) < 0)
-		return NULL;
-	idx = vec_push(&r->rows);
+	idx = vec_push_indexed(r, &r->rows, &r->rows_h, hash, row_hash_of);
 	if (idx == NONE)
 		return NULL;
 	e = vec_at(&r->rows, idx);
 	e->event = k->event;
 	memcpy(e->k, k->k, sizeof(e->k));
 	e->hash = hash;
-	itab_put(&r->rows_h, hash, idx);
 	r->last_row = idx + 1;
 	return e;
 }
@@ -268,15 +264,13 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 			return 0;
 		}
 	}
-	if (itab_reserve(&r->chains_h, TAB_FIRST, TAB_MAX, chain_hash_of,
-			 &r->chains) < 0)
-		return -ENOMEM;
 	ret = grow_array(&r->pool.items, &r->pool.cap,
 			 (size_t)r->pool.nr + nr, sizeof(uint32_t), 1024,
 			 MAX_ITEMS);
 	if (ret < 0)
 		return ret;
-	idx = vec_push(&r->chains);
+	idx = vec_push_indexed(r, &r->chains, &r->chains_h, hash,
+			       chain_hash_of);
 	if (idx == NONE)
 		return -ENOMEM;
 	c = vec_at(&r->chains, idx);
@@ -292,7 +286,6 @@ static int add_chain(struct report *r, uint32_t event, uint32_t comm,
 	c->period = period;
 	memcpy(vec_at(&r->pool, r->pool.nr), r->frames, nr * sizeof(uint32_t));
 	r->pool.nr += nr;
-	itab_put(&r->chains_h, hash, idx);
 	return 0;
 }
 

@@ -22,6 +22,28 @@ uint32_t vec_push(struct vec *v)
 	return v->nr++;
 }
 
+/* An item that found no room: noted for add_sample, which fails the
+ * sample rather than leave its frames out unsaid. */
+static uint32_t short_of_room(struct report *r)
+{
+	r->short_of_room = true;
+	return NONE;
+}
+
+uint32_t vec_push_indexed(struct report *r, struct vec *v, struct itab *t,
+			  uint64_t hash, itab_hash_fn hash_of)
+{
+	uint32_t idx;
+
+	if (itab_reserve(t, TAB_FIRST, TAB_MAX, hash_of, v) < 0)
+		return short_of_room(r);
+	idx = vec_push(v);
+	if (idx == NONE)
+		return short_of_room(r);
+	itab_put(t, hash, idx);
+	return idx;
+}
+
 static uint64_t str_hash_of(const void *items, uint32_t item)
 {
 	return ((const struct str *)vec_at(items, item))->hash;
@@ -44,14 +66,6 @@ uint64_t chain_hash_of(const void *items, uint32_t item)
 
 /* ---- interning ---------------------------------------------------------- */
 
-/* A string or symbol that found no room: noted for add_sample, which
- * fails the sample rather than leave its frames out unsaid. */
-static uint32_t short_of_room(struct report *r)
-{
-	r->short_of_room = true;
-	return NONE;
-}
-
 uint32_t intern_str(struct report *r, const char *s)
 {
 	uint64_t hash;
@@ -67,16 +81,12 @@ uint32_t intern_str(struct report *r, const char *s)
 		if (e->hash == hash && strcmp(e->s, s) == 0)
 			return idx;
 	}
-	if (itab_reserve(&r->strs_h, TAB_FIRST, TAB_MAX, str_hash_of,
-			 &r->strs) < 0)
-		return short_of_room(r);
-	idx = vec_push(&r->strs);
+	idx = vec_push_indexed(r, &r->strs, &r->strs_h, hash, str_hash_of);
 	if (idx == NONE)
-		return short_of_room(r);
+		return NONE;
 	e = vec_at(&r->strs, idx);
 	e->s = s;
 	e->hash = hash;
-	itab_put(&r->strs_h, hash, idx);
 	return idx;
 }
 
@@ -120,13 +130,8 @@ uint32_t intern_sym(struct report *r, const struct pipe_symbol *ps,
 		if (e->hash == k.hash && sym_eq(e, &k))
 			return idx;
 	}
-	if (itab_reserve(&r->syms_h, TAB_FIRST, TAB_MAX, sym_hash_of,
-			 &r->syms) < 0)
-		return short_of_room(r);
-	idx = vec_push(&r->syms);
-	if (idx == NONE)
-		return short_of_room(r);
-	*(struct sym *)vec_at(&r->syms, idx) = k;
-	itab_put(&r->syms_h, k.hash, idx);
+	idx = vec_push_indexed(r, &r->syms, &r->syms_h, k.hash, sym_hash_of);
+	if (idx != NONE)
+		*(struct sym *)vec_at(&r->syms, idx) = k;
 	return idx;
 }
