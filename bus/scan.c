@@ -71,15 +71,16 @@ static int cmp_stream(const void *a, const void *b)
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
 
-/* Each stream's records in order, then the streams combined by id. */
-static uint64_t digest_final(struct digest *d)
+/* Each stream's records in order, then the streams combined by id, into
+ * *out: 0 or -ENOMEM. */
+static int digest_final(struct digest *d, uint64_t *out,
+			struct pipe_err *err)
 {
 	XXH3_state_t *all = XXH3_createState();
-	uint64_t h = 0;
 	uint32_t i;
 
 	if (!all)
-		return 0;
+		return pipe_err_nomem(err, "cannot digest the records");
 	if (d->nr)
 		qsort(d->s, d->nr, sizeof(*d->s), cmp_stream);
 	XXH3_64bits_reset(all);
@@ -89,9 +90,9 @@ static uint64_t digest_final(struct digest *d)
 		XXH3_64bits_update(all, &d->s[i].stream, sizeof(uint32_t));
 		XXH3_64bits_update(all, &sh, sizeof(sh));
 	}
-	h = XXH3_64bits_digest(all);
+	*out = XXH3_64bits_digest(all);
 	XXH3_freeState(all);
-	return h;
+	return 0;
 }
 
 static void digest_release(struct digest *d)
@@ -318,6 +319,7 @@ int run_scan_spec(const struct conf *conf, const char *spec,
 {
 	struct scan_state ss = { { 0 }, 0, 0 };
 	struct read_to to = { .block = scan_block, .opaque = &ss };
+	uint64_t digest = 0;
 	int ret;
 
 	ret = read_file(conf, spec, threads, &to, res, err);
@@ -337,9 +339,14 @@ int run_scan_spec(const struct conf *conf, const char *spec,
 		ret = read_file(conf, spec, threads, &merged, res, err);
 	}
 	if (ret == 0) {
+		ret = digest_final(&ss.d, &digest, err);
+		if (ret < 0)
+			scan_result_release(res);
+	}
+	if (ret == 0) {
 		res->out_of_order = ss.out_of_order;
 		snprintf(res->digest, sizeof(res->digest), "%016llx",
-			 (unsigned long long)digest_final(&ss.d));
+			 (unsigned long long)digest);
 	}
 	digest_release(&ss.d);
 	return ret;
