@@ -109,6 +109,15 @@ static uint32_t xz_dict_for(size_t len, uint32_t max)
 	return d < max ? d : max;
 }
 
+/* The filter chain of one raw LZMA2 stream made with opt. */
+static void xz_filters(lzma_filter f[2], lzma_options_lzma *opt)
+{
+	f[0].id = LZMA_FILTER_LZMA2;
+	f[0].options = opt;
+	f[1].id = LZMA_VLI_UNKNOWN;
+	f[1].options = NULL;
+}
+
 static size_t xz_bound(void *state, size_t raw_len)
 {
 	(void)state;
@@ -129,10 +138,7 @@ static int xz_compress(void *state, uint32_t dict_id, const void *src,
 	if (len > LZMA_BLOCK_MAX)
 		return codec_too_big(&s->who, "compress", len);
 	opt.dict_size = xz_dict_for(len, s->preset.dict_size);
-	filters[0].id = LZMA_FILTER_LZMA2;
-	filters[0].options = &opt;
-	filters[1].id = LZMA_VLI_UNKNOWN;
-	filters[1].options = NULL;
+	xz_filters(filters, &opt);
 	ret = lzma_raw_encoder(&s->enc, filters);
 	if (ret != LZMA_OK)
 		return xz_fail(s, "compress with", ret);
@@ -167,10 +173,7 @@ static int xz_decompress(void *state, uint32_t dict_id, const void *src,
 		return codec_too_big(&s->who, "decompress", raw_len);
 	/* No match reaches further back than the block's start. */
 	opt.dict_size = xz_dict_for(raw_len, LZMA_BLOCK_MAX);
-	filters[0].id = LZMA_FILTER_LZMA2;
-	filters[0].options = &opt;
-	filters[1].id = LZMA_VLI_UNKNOWN;
-	filters[1].options = NULL;
+	xz_filters(filters, &opt);
 	ret = lzma_raw_decoder(&s->dec, filters);
 	if (ret != LZMA_OK)
 		return xz_fail(s, "decompress with", ret);
