@@ -31,6 +31,13 @@
 
 #define FLUSH_EVERY_NS 1000000000u /* sinks' flush on live runs */
 
+/* A source's rounds, by their batches' PIPE_BATCH_ROUND_END: every
+ * record after a round is newer than the newest of the round before. */
+struct rounds {
+	uint64_t max;               /* newest time of this round */
+	uint64_t prev_max;          /* newest time of the previous round */
+};
+
 /* One batch copied for the record sinks' thread. */
 struct sink_job {
 	struct sink_job *next;     /* queue or spare list */
@@ -90,12 +97,10 @@ struct pipeline {
 	uint64_t sinks_dropped_records; /* its queue's drops, once ended */
 	uint64_t sinks_dropped_samples;
 	bool counted;               /* records are counted as they come */
-	uint64_t m_round_max;       /* the merge's own round times */
-	uint64_t m_prev_round_max;
+	struct rounds m_rounds;     /* the merge's own round times */
 	bool direct;                /* record source: batches go straight
 				       into the writer, by stream */
-	uint64_t round_max;         /* newest time of this round */
-	uint64_t prev_round_max;    /* newest time of the previous round */
+	struct rounds rounds;       /* the source's rounds */
 	int sigfd;
 	struct codec_slot *codecs;  /* reader codecs, by conf order */
 	uint32_t nr_codecs;
@@ -129,6 +134,10 @@ void count_records(struct pipeline *pl, const struct pipe_batch *b);
  * returns the first failure's code. */
 int sink_failed(struct pipeline *pl, int first, int ret,
 		const struct pipe_err *e, struct pipe_err *err);
+/* Batch b's times into r; true at the end of a round, with *horizon the
+ * newest time of the round before: no later record is older. */
+bool rounds_take(struct rounds *r, const struct pipe_batch *b,
+		 uint64_t *horizon);
 /* Hand the merged records older than horizon to the record sinks. */
 int release(struct pipeline *pl, uint64_t horizon, struct pipe_err *err);
 int merge_batch(struct pipeline *pl, const struct pipe_batch *b,

@@ -176,28 +176,40 @@ int release(struct pipeline *pl, uint64_t horizon, struct pipe_err *err)
 	}
 }
 
+bool rounds_take(struct rounds *r, const struct pipe_batch *b,
+		 uint64_t *horizon)
+{
+	size_t i;
+
+	for (i = 0; i < b->nr; i++)
+		if (b->recs[i].time > r->max)
+			r->max = b->recs[i].time;
+	if (!(b->flags & PIPE_BATCH_ROUND_END))
+		return false;
+	*horizon = r->prev_max;
+	r->prev_max = r->max;
+	return true;
+}
+
 /* The time-order merge for record sinks, by the source's rounds. */
 int merge_batch(struct pipeline *pl, const struct pipe_batch *b,
 		struct pipe_err *err)
 {
-	size_t i;
+	uint64_t horizon = 0;
+	bool round_end = rounds_take(&pl->m_rounds, b, &horizon);
 	int ret;
 
-	for (i = 0; i < b->nr; i++)
-		if (b->recs[i].time > pl->m_round_max)
-			pl->m_round_max = b->recs[i].time;
 	ret = merge_push(pl->merge, b->recs, b->nr);
 	if (ret < 0)
 		return pipe_err_set(err, ret, "cannot buffer records: %s",
 				    strerror(-ret));
-	if (b->flags & PIPE_BATCH_ROUND_END) {
-		ret = release(pl, pl->m_prev_round_max, err);
-		pl->m_prev_round_max = pl->m_round_max;
+	if (round_end) {
+		ret = release(pl, horizon, err);
 		if (ret < 0)
 			return ret;
 	}
 	if (merge_bytes(pl->merge) > MERGE_BYTES_MAX)
-		return release(pl, pl->m_round_max, err);
+		return release(pl, pl->m_rounds.max, err);
 	return 0;
 }
 

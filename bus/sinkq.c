@@ -300,25 +300,21 @@ static int sinkq_put(struct pipeline *pl, const struct pipe_batch *b,
 int take_batch(struct pipeline *pl, const struct pipe_batch *b,
 	       struct pipe_err *err)
 {
-	size_t i;
+	uint64_t horizon = 0;
+	bool round_end = rounds_take(&pl->rounds, b, &horizon);
 	int ret;
 
-	for (i = 0; i < b->nr; i++)
-		if (b->recs[i].time > pl->round_max)
-			pl->round_max = b->recs[i].time;
 	if (pl->direct) {
 		ret = cwriter_add(pl->writer, b, err);
 		if (ret < 0)
 			return ret;
 	}
 	count_records(pl, b);
-	if ((b->flags & PIPE_BATCH_ROUND_END) && pl->direct) {
-		ret = cwriter_cap_horizon(pl->writer, pl->prev_round_max, err);
+	if (round_end && pl->direct) {
+		ret = cwriter_cap_horizon(pl->writer, horizon, err);
 		if (ret < 0)
 			return ret;
 	}
-	if (b->flags & PIPE_BATCH_ROUND_END)
-		pl->prev_round_max = pl->round_max;
 	if (pl->sq)
 		return sinkq_put(pl, b, err);
 	if (pl->merge)
