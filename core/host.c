@@ -419,10 +419,9 @@ static int inst_init(struct inst *in, const char *name, const char *path,
 	if (in->p->state_size) {
 		in->alloc = calloc(1, in->p->state_size);
 		if (!in->alloc)
-			return pipe_err_set(err, -ENOMEM, "cannot open %s: "
-					    "no memory for its %" PRIu64
-					    "-byte state",
-					    in->ctx.what, in->p->state_size);
+			return pipe_err_nomem(err, "cannot open %s with its "
+					      "%" PRIu64 "-byte state",
+					      in->ctx.what, in->p->state_size);
 		in->state = in->alloc;
 	}
 	if (!in->p->open)
@@ -443,8 +442,8 @@ int inst_open_loaded(struct inst **out, struct loaded *lp, const char *text,
 	int ret;
 
 	if (!in)
-		return pipe_err_set(err, -ENOMEM, "cannot open plugin '%s': %s",
-				    lp->path, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot open plugin '%s'",
+				      lp->path);
 	in->lp = lp;
 	in->borrowed_lp = true;
 	ret = inst_init(in, NULL, NULL, NULL, text, run, err);
@@ -499,8 +498,7 @@ int inst_open(struct inst **out, const struct conf *conf, uint32_t kind,
 		return ret;
 	in = calloc(1, sizeof(*in));
 	if (!in) {
-		ret = pipe_err_set(err, -ENOMEM, "cannot open plugin '%s': %s",
-				   name, strerror(ENOMEM));
+		ret = pipe_err_nomem(err, "cannot open plugin '%s'", name);
 		free(name);
 		return ret;
 	}
