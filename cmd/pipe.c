@@ -340,6 +340,10 @@ static int cmd_info(const struct conf *conf, const char *path, bool json,
 	KV("samples", KV_NUMBER, "%llu", (unsigned long long)r.st.samples);
 	KV("lost", KV_NUMBER, "%llu", (unsigned long long)r.st.lost);
 	KV("throttled", KV_NUMBER, "%llu", (unsigned long long)r.st.throttles);
+	KV("dropped_blocks", KV_NUMBER, "%llu",
+	   (unsigned long long)r.st.dropped_blocks);
+	KV("dropped_lost", KV_NUMBER, "%llu",
+	   (unsigned long long)r.st.dropped_lost);
 	KV("file", KV_TEXT, "%s", path);
 	KV("file_bytes", KV_NUMBER, "%llu", (unsigned long long)r.file_size);
 	KV("raw_bytes", KV_NUMBER, "%llu", (unsigned long long)r.st.raw_bytes);

@@ -193,6 +193,9 @@ struct cr_stats {
 	uint64_t records;
 	uint64_t samples;
 	uint64_t lost;            /* lost samples (PERF_RECORD_LOST sum) */
+	uint64_t dropped_blocks;  /* LOST blocks: blocks a live writer's
+				   * encoder queue dropped */
+	uint64_t dropped_lost;    /* what they counted lost (part of lost) */
 	uint64_t throttles;
 	uint64_t blocks;
 	uint64_t blocks_decoded;

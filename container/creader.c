@@ -471,8 +471,11 @@ static int cr_lost_block(struct creader *r, const uint8_t *p, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i + 16 <= len; i += 16)
+	r->st.dropped_blocks++;
+	for (i = 0; i + 16 <= len; i += 16) {
 		r->st.lost += fmt_get64(p + i + 8);
+		r->st.dropped_lost += fmt_get64(p + i + 8);
+	}
 	return 0;
 }
 

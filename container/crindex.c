@@ -403,6 +403,25 @@ int cr_plan(struct creader *r, struct pipe_err *err)
 	return ret;
 }
 
+/* A LOST block the index lists, for the summary: 0, or 1 when it is not
+ * a good one. */
+static int cr_lost_counts(struct creader *r, uint64_t off, struct cr_stats *st,
+			  struct pipe_err *err)
+{
+	struct fmt_block b;
+	const uint8_t *p;
+	size_t i;
+	int ret;
+
+	ret = cr_small_block(r, off, FMT_LOST, &b, &p, err);
+	if (ret != 0)
+		return ret;
+	st->dropped_blocks++;
+	for (i = 0; i + 16 <= b.stored; i += 16)
+		st->dropped_lost += fmt_get64(p + i + 8);
+	return 0;
+}
+
 int creader_summary(struct creader *r, struct cr_stats *st,
 		    struct pipe_err *err)
 {
@@ -445,6 +464,11 @@ int creader_summary(struct creader *r, struct cr_stats *st,
 		goto out;
 	/* END and the index must tell the same story */
 	for (i = 0; i < r->nr_ents; i++) {
+		if (r->ents[i].type == FMT_LOST) {
+			ret = cr_lost_counts(r, r->ents[i].off, st, err);
+			if (ret != 0)
+				goto out;
+		}
 		if (r->ents[i].type != FMT_DATA)
 			continue;
 		blocks++;
@@ -454,7 +478,7 @@ int creader_summary(struct creader *r, struct cr_stats *st,
 	ret = 1;
 	if (blocks != st->blocks || records != st->records ||
 	    raw != st->raw_bytes || st->samples > st->records ||
-	    st->t_first > st->t_last)
+	    st->dropped_lost > st->lost || st->t_first > st->t_last)
 		goto out;
 	st->blocks_decoded = blocks;
 	st->file_bytes = r->size;

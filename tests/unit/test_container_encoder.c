@@ -30,6 +30,8 @@ static void check_summary(struct mem *f, const struct result *res)
 	CHECK(st.records == res->st.records);
 	CHECK(st.samples == res->st.samples);
 	CHECK(st.lost == res->st.lost);
+	CHECK(st.dropped_blocks == res->st.dropped_blocks);
+	CHECK(st.dropped_lost == res->st.dropped_lost);
 	CHECK(st.blocks == res->st.blocks);
 	CHECK(st.raw_bytes == res->st.raw_bytes);
 }
@@ -114,6 +116,12 @@ static void check_kept(struct enc *e, struct mem *f)
 	CHECK(e->ws.lost == 5 + e->ws.dropped_records ||
 	      e->ws.lost == 4 + e->ws.dropped_records);
 	CHECK(e->res.st.lost == e->ws.lost);
+	/* each dropped block is a LOST block: the reader counts them, and
+	 * what they counted is all of lost but the kept LOST record's 5 */
+	CHECK(e->res.st.dropped_blocks == e->ws.dropped_blocks);
+	CHECK(e->res.st.dropped_lost == e->ws.lost ||
+	      e->res.st.dropped_lost == e->ws.lost - 5);
+	CHECK(e->res.st.dropped_lost >= e->ws.dropped_records);
 	CHECK(e->res.reports == 0);
 	check_summary(f, &e->res);
 }
