@@ -159,12 +159,13 @@ flush() {
 	done
 }
 
-# The cases that take longest (CPU and wall, measured on both builds),
-# longest first: they start first, so the run never ends on one of them
-# alone while the other workers idle.  Results still print in suite order.
-slow=(e2e/0202- e2e/2001- e2e/0210- unit/test_codecs e2e/2000- e2e/0201-
-	e2e/0205- e2e/4002- unit/test_container_damage e2e/3011- e2e/0206-
-	e2e/1010- e2e/0034- e2e/0200-)
+# The cases that take longest (wall, the longest of their builds, from an
+# idle make test), longest first: they start first, so the run never ends
+# on one of them alone while the other workers idle.  Results still print
+# in suite order.
+slow=(e2e/0202- e2e/4002- unit/test_container_damage e2e/3011- e2e/0220-
+	e2e/4000- unit/test_codecs e2e/0201- e2e/0210- e2e/1010- e2e/4001-
+	e2e/0205- e2e/0034- e2e/2000- e2e/2001- e2e/3106- e2e/4003-)
 
 # the task indexes in the order they start: the slow cases, those of the
 # later builds (sanitizers: slower) first, then the rest in suite order
