@@ -365,7 +365,15 @@ int elfsyms_open(const char *path, int *fd, Elf **elf,
 	if (*fd < 0)
 		return *fd;
 	elf_version(EV_CURRENT);
+	errno = 0;
 	*elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!*elf && errno == ENOMEM) {
+		/* libelf's own allocation: not "not an ELF file" */
+		close(*fd);
+		*fd = -1;
+		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s", path,
+				    strerror(ENOMEM));
+	}
 	return 0;
 }
 

@@ -441,19 +441,32 @@ static bool same_id(const uint8_t *a, uint32_t alen, const uint8_t *b,
 	return alen == blen && memcmp(a, b, alen) == 0;
 }
 
+/* A binary's table that could not be read for want of memory is said
+ * (once, sym_oom); a file gone or not ELF leaves its samples [unknown]
+ * quietly, as perf does. */
+static void said_if_oom(struct symbolizer *s, int ret, const char *path)
+{
+	if (ret == -ENOMEM)
+		sym_oom(s, UNKNOWN_LATER, "load the symbols of '%s'", path);
+}
+
 /*
  * Try one candidate: it must have the table asked for and, when both are
  * known, the build-id `id`.  On success *info and *syms are set.
  */
-static bool try_file(const char *path, enum elfsyms_which which,
+static bool try_file(struct symbolizer *s, const char *path,
+		     enum elfsyms_which which,
 		     const uint8_t *id, uint32_t id_len,
 		     struct elfsyms_info *info, struct symtab **syms)
 {
 	struct pipe_err err;
+	int ret;
 
 	if (access(path, R_OK) != 0)
 		return false;
-	if (elfsyms_read(path, which, info, syms, &err) < 0)
+	ret = elfsyms_read(path, which, info, syms, &err);
+	said_if_oom(s, ret, path);
+	if (ret < 0)
 		return false;
 	if (*syms && (id_len == 0 || info->build_id_len == 0 ||
 		      same_id(id, id_len, info->build_id,
@@ -473,7 +486,7 @@ static bool try_debug(struct symbolizer *s, const char *path,
 		      const uint8_t *id, uint32_t id_len,
 		      struct elfsyms_info *info, struct symtab **syms)
 {
-	if (!try_file(path, ELFSYMS_SYMTAB, id, id_len, info, syms))
+	if (!try_file(s, path, ELFSYMS_SYMTAB, id, id_len, info, syms))
 		return false;
 	snprintf(s->found_debug, sizeof(s->found_debug), "%s", path);
 	return true;
@@ -500,14 +513,14 @@ static bool find_copy(struct symbolizer *s, const uint8_t *id,
 			continue;
 		snprintf(cand, sizeof(cand), "%s/.build-id/%.2s/%s", roots[r],
 			 hex, hex + 2);
-		if (try_file(cand, ELFSYMS_ANY, id, id_len, info, syms))
+		if (try_file(s, cand, ELFSYMS_ANY, id, id_len, info, syms))
 			return true;
 	}
 	if (!home || home[0] != '/')
 		return false;
 	snprintf(cand, sizeof(cand), "%s/.debug/.build-id/%.2s/%s/elf", home,
 		 hex, hex + 2);
-	return try_file(cand, ELFSYMS_ANY, id, id_len, info, syms);
+	return try_file(s, cand, ELFSYMS_ANY, id, id_len, info, syms);
 }
 
 bool sym_find_debug(struct symbolizer *s, const char *path,
@@ -576,15 +589,6 @@ bool sym_fetch_debug(struct symbolizer *s, const uint8_t *id,
 	if (dbgfetch_debuginfo(s->fetch, id, id_len, path, sizeof(path)) < 0)
 		return false;
 	return try_debug(s, path, id, id_len, info, syms);
-}
-
-/* A binary's table that could not be read for want of memory is said
- * (once, sym_oom); a file gone or not ELF leaves its samples [unknown]
- * quietly, as perf does. */
-static void said_if_oom(struct symbolizer *s, int ret, const char *path)
-{
-	if (ret == -ENOMEM)
-		sym_oom(s, UNKNOWN_LATER, "load the symbols of '%s'", path);
 }
 
 void sym_load_elf(struct symbolizer *s, struct dso *d)
