@@ -167,8 +167,8 @@ int meta_add_event(struct meta *m, const struct perf_event_attr *attr,
 		goto oom;
 	return (int)(m->nr_evs - 1);
 oom:
-	return pipe_err_set(err, -ENOMEM, "cannot add event '%s' to the "
-			    "metadata: %s", name ? name : "", strerror(ENOMEM));
+	return pipe_err_nomem(err, "cannot add event '%s' to the metadata",
+			      name ? name : "");
 }
 
 int meta_set_streams(struct meta *m, uint32_t nr, const int32_t *cpus,
@@ -181,8 +181,8 @@ int meta_set_streams(struct meta *m, uint32_t nr, const int32_t *cpus,
 				    nr, META_MAX_STREAMS);
 	c = malloc((nr ? nr : 1) * sizeof(*c));
 	if (!c)
-		return pipe_err_set(err, -ENOMEM, "cannot add %u streams to the "
-				    "metadata: %s", nr, strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot add %u streams to the "
+				      "metadata", nr);
 	if (nr)
 		memcpy(c, cpus, nr * sizeof(*c));
 	free(m->cpus);
@@ -227,8 +227,8 @@ int meta_set_prop(struct meta *m, const char *key, const char *value,
 	m->values[m->nr_props++] = v;
 	return 0;
 oom:
-	return pipe_err_set(err, -ENOMEM, "cannot set metadata property "
-			    "'%s': %s", key, strerror(ENOMEM));
+	return pipe_err_nomem(err, "cannot set metadata property '%s'",
+			      key);
 }
 
 const char *meta_prop(const struct meta *m, const char *key)
@@ -433,8 +433,7 @@ bad:
 	return pipe_err_set(err, -EINVAL, "cannot read '%s': bad event in metadata",
 			    what);
 oom:
-	return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s", what,
-			    strerror(ENOMEM));
+	return pipe_err_nomem(err, "cannot read '%s'", what);
 }
 
 static int decode_item(struct meta *m, uint16_t tag, const uint8_t *p,
@@ -466,8 +465,7 @@ static int decode_item(struct meta *m, uint16_t tag, const uint8_t *p,
 		if (k && v)
 			ret = meta_set_prop(m, k, v, err);
 		else
-			ret = pipe_err_set(err, -ENOMEM, "cannot read '%s': %s",
-					   what, strerror(ENOMEM));
+			ret = pipe_err_nomem(err, "cannot read '%s'", what);
 		free(k);
 		free(v);
 		return ret;
@@ -486,8 +484,7 @@ int meta_decode(struct meta **out, const uint8_t *buf, size_t len,
 	int ret = 0;
 
 	if (!m)
-		return pipe_err_set(err, -ENOMEM, "cannot read '%s': %s", what,
-				    strerror(ENOMEM));
+		return pipe_err_nomem(err, "cannot read '%s'", what);
 	while (off + 8 <= len) {
 		uint16_t tag;
 		uint32_t ilen;
