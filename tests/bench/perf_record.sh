@@ -62,16 +62,21 @@ command -v perf >/dev/null || fail "perf is not installed"
 	fail "pipe cannot record the whole system here"
 
 # measure OUT CMD...: run CMD; write "cpu_s max_rss_kib nvcsw status" of
-# it and its waited-for descendants to OUT, its standard error to OUT.err
+# it and its waited-for descendants to OUT, its standard error to OUT.err.
+# The children's CPU and switches are taken after less before: a python3
+# that is a shim (pyenv) has already waited for its own helpers before
+# the script starts, and those count as its children too (0.25-0.45 s).
 measure() {
 	local out=$1; shift
 	python3 - "$out" "$@" <<'PY'
 import resource, subprocess, sys
+b = resource.getrusage(resource.RUSAGE_CHILDREN)
 r = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL,
                    stderr=open(sys.argv[1] + ".err", "w"))
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
 open(sys.argv[1], "w").write("%.4f %d %d %d\n" % (
-    u.ru_utime + u.ru_stime, u.ru_maxrss, u.ru_nvcsw, r.returncode))
+    u.ru_utime + u.ru_stime - b.ru_utime - b.ru_stime, u.ru_maxrss,
+    u.ru_nvcsw - b.ru_nvcsw, r.returncode))
 PY
 }
 

@@ -31,9 +31,10 @@ def run(cmd, n=5):
     for _ in range(n):
         r = subprocess.run(["python3", "-c", """
 import resource, subprocess, sys
+b = resource.getrusage(resource.RUSAGE_CHILDREN)
 subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 u = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(u.ru_utime + u.ru_stime)"""] + cmd, capture_output=True, text=True, check=True)
+print(u.ru_utime + u.ru_stime - b.ru_utime - b.ru_stime)"""] + cmd, capture_output=True, text=True, check=True)
         cpu = float(r.stdout)
         best = cpu if best is None else min(best, cpu)
     return best
