@@ -69,6 +69,8 @@ struct cw_stats {
 	uint64_t dropped_blocks;
 	uint64_t inline_blocks;   /* encoded by the caller (cwriter_idle) */
 	uint64_t worker_wakes;    /* times the caller woke the worker */
+	uint64_t cols_made;       /* column encoders made for the streams'
+				     blocks (the rest reuse them) */
 	uint64_t lost;            /* the file's lost count: PERF_RECORD_LOST
 				     sums kept, and what dropped blocks and
 				     cwriter_lost stand for */

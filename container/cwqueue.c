@@ -184,9 +184,42 @@ struct cw_job *cw_job_get(struct cwriter *w)
 	return j;
 }
 
+int cw_tenc_get(struct cwriter *w, struct tenc **out)
+{
+	struct tenc *e = NULL;
+
+	if (w->thread_on)
+		pthread_mutex_lock(&w->mu);
+	if (w->nr_tspare)
+		e = w->tspare[--w->nr_tspare];
+	if (w->thread_on)
+		pthread_mutex_unlock(&w->mu);
+	if (!e) {
+		w->st.cols_made++;
+		return tenc_new(out, w->meta, w->opts.block_size);
+	}
+	tenc_reset(e);
+	*out = e;
+	return 0;
+}
+
+/* A job's column encoder is not needed once its block is encoded: kept
+ * for a stream's next block, or freed (mu held when the worker runs). */
+static void cw_tenc_put_locked(struct cwriter *w, struct cw_job *j)
+{
+	if (!j->enc)
+		return;
+	if (w->nr_tspare < CW_TSPARE_MAX)
+		w->tspare[w->nr_tspare++] = j->enc;
+	else
+		tenc_free(j->enc);
+	j->enc = NULL;
+}
+
 /* Keep a done job for reuse, or free it (mu held when the worker runs). */
 static void cw_job_put_locked(struct cwriter *w, struct cw_job *j)
 {
+	cw_tenc_put_locked(w, j);
 	if (w->nr_spare < CW_SPARE_MAX) {
 		j->next = w->spare;
 		w->spare = j;
@@ -295,6 +328,8 @@ bool cw_encode_one_locked(struct cwriter *w)
 	ret = cw_unlocked(w, cw_encode, j, &e, &w->job_ns);
 	/* a failed block is encoded again by the worker, which reports it */
 	j->encoded = ret == 0 && !w->enc_ret;
+	if (j->encoded)
+		cw_tenc_put_locked(w, j);
 	w->st.inline_blocks += j->encoded;
 	pthread_cond_broadcast(&w->room);
 	return j->encoded;

@@ -46,19 +46,21 @@ static int cw_flush_stream(struct cwriter *w, struct cw_stream *s,
 	if (!s->len)
 		return 0;
 	j = cw_job_get(w);
-	if (j && s->enc && !j->enc && tenc_new(&j->enc, w->meta, w->opts.block_size) < 0) {
+	enc = NULL;
+	if (j && s->enc && cw_tenc_get(w, &enc) < 0) {
 		cw_job_free(j);
 		j = NULL;
 	}
 	if (!j)
 		return pipe_err_set(err, -ENOMEM, "cannot write block: %s",
 				    strerror(ENOMEM));
-	/* the records move to the job; the stream takes its old buffers */
+	/* the records move to the job; the stream takes a spare encoder
+	 * (the job gives its own back once its block is encoded), or the
+	 * job's old buffers */
 	if (s->enc) {
-		enc = j->enc;
+		tenc_free(j->enc);
 		j->enc = s->enc;
 		s->enc = enc;
-		tenc_reset(enc);
 	} else {
 		buf = j->buf;
 		cap = j->cap;
@@ -119,7 +121,7 @@ static int cw_stream_of(struct cwriter *w, uint32_t id, struct cw_stream **out,
 		return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
 				    strerror(ENOMEM));
 	s->id = id;
-	if (w->cols && tenc_new(&s->enc, w->meta, w->opts.block_size) < 0) {
+	if (w->cols && cw_tenc_get(w, &s->enc) < 0) {
 		free(s);
 		return pipe_err_set(err, -ENOMEM, "cannot add stream: %s",
 				    strerror(ENOMEM));
@@ -806,6 +808,8 @@ void cwriter_free(struct cwriter *w)
 		w->spare = j->next;
 		cw_job_free(j);
 	}
+	for (i = 0; i < w->nr_tspare; i++)
+		tenc_free(w->tspare[i]);
 	pthread_mutex_destroy(&w->mu);
 	pthread_cond_destroy(&w->work);
 	pthread_cond_destroy(&w->room);

@@ -57,7 +57,11 @@
 /* room after a block's payload: padding to 8 and the trailer */
 #define CW_TAIL (7 + 16)
 /* done jobs kept with their buffers for reuse */
-#define CW_SPARE_MAX 8
+#define CW_SPARE_MAX 32
+/* column encoders kept for the streams' next blocks: each is a block's
+ * worth of buffers (about 1.5x block_size), so one made anew faults all
+ * its pages in as it fills */
+#define CW_TSPARE_MAX 16
 
 /* record-time lag of a pending stream when flush_ns is 0 */
 #define CW_LAG_DEFAULT UINT64_C(1000000000)
@@ -198,6 +202,10 @@ struct cwriter {
 	struct cw_job *head, *tail;   /* queued, oldest first */
 	struct cw_job *spare;         /* done jobs, buffers kept */
 	uint32_t nr_spare;
+	struct tenc *tspare[CW_TSPARE_MAX]; /* owned column encoders of
+					 encoded or done blocks, for the
+					 streams' next ones */
+	uint32_t nr_tspare;
 	size_t queued;                /* raw bytes of queued DATA jobs */
 	bool asleep_ok;               /* queued jobs may wait for a kick */
 	bool kick;                    /* a flush deadline came: cwriter_idle
@@ -257,6 +265,9 @@ int cw_dict_after_block(struct cwriter *w, struct pipe_err *err);
 /* cwqueue.c */
 /* A job to fill: a spare one with its buffer, or a new one. */
 struct cw_job *cw_job_get(struct cwriter *w);
+/* Column encoders for a stream's next block: a spare one, reset, or a
+ * new one (0 or -ENOMEM). */
+int cw_tenc_get(struct cwriter *w, struct tenc **out);
 /* Free a job and its buffers (NULL: a no-op). */
 void cw_job_free(struct cw_job *j);
 /* The time of clock clk, ns. */

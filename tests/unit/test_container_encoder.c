@@ -215,6 +215,54 @@ static void test_encoder_idle(void)
 }
 
 /*
+ * Live, with the transform, a stream's next block takes the column
+ * encoder of a block already encoded rather than a new one.  Blocks
+ * encoded in the caller's idle moments wait for the worker's next
+ * wake-up (up to a flush interval, a dozen of them at 20 kHz); each
+ * used to keep its encoder meanwhile, so the next blocks made new ones,
+ * whose pages fault in as they fill.  Here every block after the first
+ * ones waits until the end: the encoders made stay at the streams' and
+ * one or two more, not one a block.
+ */
+static void test_encoder_reuses_columns(void)
+{
+	struct cw_stats at = { 0 };
+	struct enc e;
+	size_t i;
+
+	enc_init(&e);
+	e.o.transform = true;
+	e.o.inline_ns = UINT64_C(10000000000);
+	enc_start(&e, 8000, 3);
+	for (i = 0; i < e.g.nr; i += 50) {
+		enc_add_50(&e, i);
+		/* the first blocks go to the worker, which times them; then
+		 * nothing is due: the caller encodes, the worker sleeps */
+		cwriter_idle(e.w, i <= 500 ? UINT64_MAX / 2 : 0);
+		if (i == 500) {
+			wait_settled(e.w);
+			cwriter_stats(e.w, &at);
+		}
+	}
+	cwriter_stats(e.w, &e.ws);
+	CHECK(e.ws.inline_blocks > at.inline_blocks);
+	enc_finish(&e);
+	CHECK(e.ws.blocks >= 100);
+	CHECK(at.cols_made >= NR_CPUS + 1);
+	/* made: one a stream, and one per block waiting for the worker
+	 * before it settled; after that at most one a stream more (the
+	 * blocks one batch cuts before the caller's next idle moment),
+	 * and one for each block the caller left to the worker (a loaded
+	 * machine stretches an encode past what it does inline): none for
+	 * the blocks it encoded */
+	CHECK(e.ws.cols_made <= at.cols_made + NR_CPUS + 1 +
+	      (e.ws.blocks - at.blocks) -
+	      (e.ws.inline_blocks - at.inline_blocks));
+	check_kept(&e, &e.f);
+	enc_release(&e);
+}
+
+/*
  * Live, a block that takes long to encode (a codec that sleeps 20 ms: the
  * wall time a loaded machine can stretch an encode to) is left to the
  * worker once the caller has timed one: the caller sleeps far more often
@@ -409,6 +457,7 @@ int main(void)
 	test_encoder_queue(false, true);
 	test_encoder_queue(true, true);
 	test_encoder_idle();
+	test_encoder_reuses_columns();
 	test_encoder_inline_slow();
 	test_encoder_one_wake();
 	test_encoder_slow_sink();
