@@ -96,10 +96,20 @@ int inst_start(struct inst *in, struct pipe_err *err)
 
 int inst_read(struct inst *in, struct pipe_batch *out, struct pipe_err *err)
 {
+	int ret;
+
 	memset(out, 0, sizeof(*out));
 	out->size = sizeof(*out);
 	call_begin(in, "read");
-	return call_end(in, in->p->read(in->state, out), PIPE_EOF, err);
+	ret = in->p->read(in->state, out);
+	/* nothing to read yet, a live source's every sleep: no failure,
+	 * so no message formatted for it */
+	if (ret == -EAGAIN && !in->ctx.breach) {
+		crash_leave(in->ctx.site);
+		in->ctx.call = NULL;
+		return ret;
+	}
+	return call_end(in, ret, PIPE_EOF, err);
 }
 
 int inst_fds(struct inst *in, int *fds, uint32_t cap, struct pipe_err *err)
