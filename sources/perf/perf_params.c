@@ -453,6 +453,7 @@ int perf_configure(struct perf_src *s)
 {
 	const struct pipe_host *host = s->host;
 	struct pipe_ctx *ctx = s->ctx;
+	const char *v;
 	int64_t pages;
 	int ret;
 
@@ -488,6 +489,15 @@ int perf_configure(struct perf_src *s)
 		host->hint(ctx, "leave duration= out to record until stopped");
 		return -EINVAL;
 	}
+	v = host->arg_str(ctx, "wake");
+	if (v && strcmp(v, "auto") && strcmp(v, "mark")) {
+		host->error(ctx, "bad value '%s' for 'wake': expected auto or "
+			    "mark", v);
+		host->hint(ctx, "wake=mark wakes at the rings' watermarks "
+			   "only, as perf record does");
+		return -EINVAL;
+	}
+	s->wake_mark = v && !strcmp(v, "mark");
 	ret = parse_cpus(s);
 	if (ret < 0)
 		return ret;

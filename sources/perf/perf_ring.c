@@ -8,7 +8,9 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "grow.h"
@@ -48,6 +50,9 @@ static void record_fill(struct perf_src *s, struct perf_ring *r,
 		if (h->size >= sizeof(*h) + 32)
 			memcpy(&rec->time, p + sizeof(*h) + 24, 8);
 	} else {
+		r->side_bytes += h->size;
+		if (h->type == PERF_RECORD_EXIT)
+			s->exits++;
 		memcpy(&id, p + h->size - 8, 8);
 		rec->event = ring_event(s, r, id);
 		if (s->host->decode_sample_id(s->ctx, rec, &sid) == 0)
@@ -84,6 +89,10 @@ static int ring_take(struct perf_src *s, uint32_t c, uint64_t head,
 			       ", tail %" PRIu64, r->cpu, head, tail);
 		return -EIO;
 	}
+	/* fuller than the drain timer allows: its rate bound was wrong (or
+	 * the drain came late); the watermarks wake the next sleeps */
+	if (s->timed && head - tail > s->drain_level)
+		s->mark_sleeps = DRAIN_MARK_SLEEPS;
 	ret = grow_array(&s->recs, &s->recs_cap, (size_t)((head - tail) / 8),
 			 sizeof(*s->recs), 1024, SIZE_MAX);
 	if (ret < 0)
@@ -233,6 +242,131 @@ static void mark_hangups(struct perf_src *s)
 	}
 }
 
+/*
+ * Waking on a timer.  A ring's fd wakes its poller at the watermark, and
+ * also whenever a task with an inherited event exits: the kernel kicks the
+ * waiters of every event on the ring so that poll can see a hang-up, poll
+ * finds nothing and sleeps again inside the kernel, one wake-up each
+ * time, never seen by pipe.  A command that starts and ends many tasks
+ * (or processes attached with pid=) then wakes the recorder once per
+ * exit.  When that costs more than a timer would, the rings' fds stay out
+ * of the poll set and a timer drains every ring at once, when the ring
+ * nearest to it could at the most reach three quarters of its size: at
+ * freq= samples a second per CPU and event (events driven by a timer,
+ * cpu-clock and task-clock, sample no faster), each of the largest size
+ * its sample_type allows (the longest call chain, perf_event_max_stack
+ * frames and perf_event_max_contexts_per_stack markers; a DWARF stack
+ * dump whole), plus twice the ring's recent peak of other records
+ * (fading by 3% a 100 ms window) and 64 KiB a second.  At that worst
+ * rate the slack past the timer is the quarter of the ring the watermark
+ * leaves at 4 kHz; at any lesser rate the timer comes early.  The timer
+ * is used only while it is due less often than the watermarks and the
+ * exits would wake the poller (their rates, measured from the first
+ * sleep, which is on the timer), and never under 10 ms.  A drain that finds a ring past three quarters,
+ * or a LOST record, puts the watermarks back for the next 64 sleeps.
+ */
+#define DRAIN_WINDOW_NS 100000000.0 /* rates are measured over this */
+#define DRAIN_MIN_NS 10000000.0     /* a shorter timer: the watermarks */
+
+static void drain_disarm(struct perf_src *s)
+{
+	struct itimerspec its;
+
+	if (!s->timer_armed)
+		return;
+	memset(&its, 0, sizeof(its));
+	timerfd_settime(s->drain_timerfd, 0, &its, NULL);
+	s->timer_armed = false;
+}
+
+/* A new rate window: each ring's rate and peak of other records, exits. */
+static void drain_rates(struct perf_src *s, double now)
+{
+	double dt = now - s->win_at, v;
+	uint32_t c;
+
+	for (c = 0; c < s->nr_cpus; c++) {
+		struct perf_ring *r = &s->rings[c];
+		uint64_t head = ring_head(r);
+
+		if (s->win_at > 0) {
+			r->rate = (double)(head - r->rate_head) * 1e9 / dt;
+			v = (double)(r->side_bytes - r->side_mark) * 1e9 / dt;
+			r->side_peak = v > r->side_peak * 0.97 ? v :
+				       r->side_peak * 0.97;
+		}
+		r->rate_head = head;
+		r->side_mark = r->side_bytes;
+	}
+	if (s->win_at > 0) {
+		v = (double)(s->exits - s->exits_mark) * 1e9 / dt;
+		s->exit_rate = (s->exit_rate + v) / 2;
+	}
+	s->exits_mark = s->exits;
+	s->win_at = now;
+}
+
+bool drain_plan(struct perf_src *s)
+{
+	struct itimerspec its;
+	struct timespec ts;
+	double now, wait = -1, marks = 0;
+	uint64_t lost = 0;
+	bool first;
+	uint32_t c;
+
+	s->timed = false;
+	if (!s->timed_ok)
+		return true;
+	s->sleeps_marked++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	first = s->win_at <= 0;
+	if (first || now - s->win_at >= DRAIN_WINDOW_NS)
+		drain_rates(s, now);
+	for (c = 0; c < s->nr_cpus; c++)
+		lost += s->rings[c].lost;
+	if (lost != s->lost_seen) {
+		s->lost_seen = lost;
+		s->mark_sleeps = DRAIN_MARK_SLEEPS;
+	}
+	if (s->mark_sleeps) {
+		s->mark_sleeps--;
+		drain_disarm(s);
+		return true;
+	}
+	for (c = 0; c < s->nr_cpus; c++) {
+		struct perf_ring *r = &s->rings[c];
+		uint64_t fill = ring_head(r) - r->tail;
+		double bound = s->samples_max + 2 * r->side_peak + 65536, t;
+
+		if (fill >= s->drain_level)
+			break;
+		t = (double)(s->drain_level - fill) * 1e9 / bound;
+		if (wait < 0 || t < wait)
+			wait = t;
+		marks += r->rate / (double)s->mark_bytes;
+	}
+	/* the timer must pay: due less often than the watermarks and the
+	 * exits' kicks would wake the poller (until their rates are known,
+	 * it is tried: a sleep on the watermarks may last until flush=) */
+	if (c < s->nr_cpus || wait < DRAIN_MIN_NS ||
+	    (!first && 1e9 / wait >= marks + s->exit_rate)) {
+		drain_disarm(s);
+		return true;
+	}
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = (time_t)(wait / 1e9);
+	its.it_value.tv_nsec = (long)(wait - (double)its.it_value.tv_sec * 1e9);
+	if (timerfd_settime(s->drain_timerfd, 0, &its, NULL) < 0)
+		return true;
+	s->timer_armed = true;
+	s->timed = true;
+	s->sleeps_marked--;
+	s->sleeps_timed++;
+	return false;
+}
+
 int perf_read(void *state, struct pipe_batch *out)
 {
 	struct perf_src *s = state;
@@ -287,6 +421,17 @@ int perf_read(void *state, struct pipe_batch *out)
 		ret = final_lost(s, out);
 		if (ret < 0 || out->nr)
 			return ret;
+	}
+	if (!s->said_sleeps) {
+		struct rusage ru;
+
+		s->said_sleeps = true;
+		if (getrusage(RUSAGE_THREAD, &ru) < 0)
+			ru.ru_nvcsw = -1;
+		s->host->log(s->ctx, PIPE_LOG_DEBUG, "slept %" PRIu64 " times "
+			     "on the drain timer, %" PRIu64 " on the rings' "
+			     "watermarks; the draining thread woke %ld times",
+			     s->sleeps_timed, s->sleeps_marked, ru.ru_nvcsw);
 	}
 	return PIPE_EOF;
 }

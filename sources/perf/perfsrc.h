@@ -23,6 +23,7 @@
 #define PERF_SYNTH_MAX (64u << 20) /* bytes of /proc records at start */
 #define PERF_REC_MAX 65536      /* perf_event_header.size is 16 bits */
 #define PERF_TRAILER 32         /* sample_id_all: TID TIME CPU IDENTIFIER */
+#define DRAIN_MARK_SLEEPS 64    /* sleeps on the watermarks after a surprise */
 
 /* A named event the user may ask for. */
 struct perf_event_name {
@@ -48,6 +49,11 @@ struct perf_ring {
 	bool hup;               /* its task exited: left out of the poll set */
 	uint64_t last_id;       /* kernel id of the previous record */
 	uint32_t last_event;    /* its event index (PIPE_EVENT_NONE: none) */
+	uint64_t rate_head;     /* data_head at the start of the rate window */
+	double rate;            /* bytes/s into the ring in the last window */
+	uint64_t side_bytes;    /* bytes of records other than samples read */
+	uint64_t side_mark;     /* side_bytes at the start of the window */
+	double side_peak;       /* their recent peak rate, bytes/s */
 };
 
 /* Call chains to record. */
@@ -102,6 +108,7 @@ struct perf_src {
 	uint64_t rate;          /* frequency in Hz, or the period */
 	uint32_t pages;         /* data pages per ring */
 	int64_t duration_ns;    /* 0: until stopped */
+	bool wake_mark;         /* wake=mark: always the rings' watermarks */
 	enum perf_mode mode;
 
 	/* events */
@@ -143,6 +150,27 @@ struct perf_src {
 	int hup_timerfd;        /* drains hung-up rings, -1: none */
 	struct timespec deadline; /* CLOCK_MONOTONIC end of duration= */
 	bool duration_over;     /* the deadline passed */
+
+	/* waking: on a timer sized by the rings' rates, or the watermark */
+	bool timed_ok;          /* wake=auto, inherited events sampling on a
+				   timer with freq= */
+	int drain_timerfd;      /* the timer that drains the rings, -1: none */
+	bool timed;             /* the last sleep left the ring fds out */
+	bool timer_armed;       /* drain_timerfd is set */
+	uint32_t mark_sleeps;   /* sleeps left on the watermarks (a ring ran
+				   past the timer's bound) */
+	uint64_t drain_level;   /* fill the timer aims below, bytes */
+	uint64_t mark_bytes;    /* the rings' wakeup_watermark */
+	double samples_max;     /* the most bytes/s of samples into a ring */
+	double win_at;          /* start of the rate window, CLOCK_MONOTONIC ns */
+	uint64_t exits;         /* PERF_RECORD_EXIT records read */
+	uint64_t exits_mark;    /* exits at the start of the window */
+	double exit_rate;       /* exits a second, smoothed */
+	uint64_t lost_seen;     /* sum of the rings' lost counts at the last
+				   sleep */
+	uint64_t sleeps_timed;  /* sleeps on the timer, on the watermarks */
+	uint64_t sleeps_marked;
+	bool said_sleeps;       /* they were logged (-v) */
 };
 
 /* perf_params.c */
@@ -180,6 +208,9 @@ int synth_tasks(struct perf_src *s);
 /* perf_ring.c */
 /* The plugin's read: the next batch of records from the rings. */
 int perf_read(void *state, struct pipe_batch *out);
+/* Before a sleep: arm the drain timer and say whether the rings' fds are
+ * to be polled (false: the timer covers them). */
+bool drain_plan(struct perf_src *s);
 
 /* src_perf.c */
 /* Disable every event; from here on reads drain the rings and end. */

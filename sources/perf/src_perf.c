@@ -45,6 +45,11 @@ static const struct pipe_param perf_params[] = {
 	  0 },
 	{ "tid", PIPE_PARAM_LIST, 0, NULL, "attach to these running threads",
 	  NULL, 0, 0 },
+	{ "wake", PIPE_PARAM_STR, 0, "auto",
+	  "auto: with a command or pid= whose tasks exit often, drain the "
+	  "rings on a timer sized by the most the events can write "
+	  "(cpu-clock, task-clock with freq=); mark: always at the rings' "
+	  "watermarks", NULL, 0, 0 },
 	{ NULL, 0, 0, NULL, NULL, NULL, 0, 0 },
 };
 
@@ -66,6 +71,7 @@ static int perf_open(const struct pipe_host *host, struct pipe_ctx *ctx,
 	s->child_pidfd = -1;
 	s->timerfd = -1;
 	s->hup_timerfd = -1;
+	s->drain_timerfd = -1;
 	ret = perf_configure(s);
 	if (ret < 0) {
 		/* the host calls close only for an instance that opened */
@@ -110,6 +116,8 @@ static void perf_close(void *state)
 		close(s->timerfd);
 	if (s->hup_timerfd >= 0)
 		close(s->hup_timerfd);
+	if (s->drain_timerfd >= 0)
+		close(s->drain_timerfd);
 	free(s->rings);
 	free(s->fds);
 	free(s->ids);
@@ -275,6 +283,68 @@ static int watch_pids(struct perf_src *s)
 	return 0;
 }
 
+/* A small number from /proc/sys/kernel, or `dflt`. */
+static uint64_t sysctl_u64(const char *path, uint64_t dflt)
+{
+	char buf[32];
+	uint32_t v;
+	char *nl;
+
+	if (read_text(path, buf, sizeof(buf)) <= 0)
+		return dflt;
+	nl = strchr(buf, '\n');
+	if (nl)
+		*nl = 0;
+	return parse_u32(buf, &v) == 0 ? v : dflt;
+}
+
+/* The largest sample our sample_type lets the kernel write, in bytes. */
+static uint64_t sample_max(const struct perf_src *s)
+{
+	/* header, IDENTIFIER IP TID TIME CPU PERIOD */
+	uint64_t n = 8 + 6 * 8;
+
+	if (s->sample_type & PERF_SAMPLE_CALLCHAIN)
+		n += 8 + 8 * (sysctl_u64("/proc/sys/kernel/perf_event_max_stack",
+					 127) +
+			      sysctl_u64("/proc/sys/kernel/"
+					 "perf_event_max_contexts_per_stack",
+					 8));
+	if (s->sample_type & PERF_SAMPLE_REGS_USER)
+		n += 8 + 8 * (uint64_t)__builtin_popcountll(PERF_REGS_USER);
+	if (s->sample_type & PERF_SAMPLE_STACK_USER)
+		n += 16 + s->stack_size;
+	return n;
+}
+
+/*
+ * Whether a timer may drain the rings (perf_ring.c, drain_plan): the
+ * events are inherited (a command, pid=), so exits kick the poller, and
+ * each samples on a timer at most freq= times a second per CPU.
+ */
+static void drain_timer_open(struct perf_src *s)
+{
+	uint32_t e;
+
+	if (s->wake_mark || s->use_period || !s->nr_cpus ||
+	    s->mode == PERF_MODE_SYSTEM)
+		return;
+	for (e = 0; e < s->nr_events; e++)
+		if (s->attrs[e].type != PERF_TYPE_SOFTWARE ||
+		    (s->attrs[e].config != PERF_COUNT_SW_CPU_CLOCK &&
+		     s->attrs[e].config != PERF_COUNT_SW_TASK_CLOCK))
+			return;
+	s->drain_timerfd = timerfd_create(CLOCK_MONOTONIC,
+					  TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s->drain_timerfd < 0)
+		return; /* the watermarks then, as with wake=mark */
+	s->drain_level = s->rings[0].size / 4 * 3;
+	s->mark_bytes = s->attrs[0].wakeup_watermark;
+	s->samples_max = (double)s->rate * s->nr_events *
+			 (double)sample_max(s);
+	s->timed_ok = s->mark_bytes > 0;
+}
+
 static int perf_start(void *state)
 {
 	struct perf_src *s = state;
@@ -303,6 +373,7 @@ static int perf_start(void *state)
 	ret = open_events(s);
 	if (ret < 0)
 		goto out;
+	drain_timer_open(s);
 	ret = meta_events(s);
 	if (ret < 0)
 		goto out;
@@ -412,11 +483,14 @@ bool should_end(struct perf_src *s)
 static int perf_fds(void *state, int *fds, uint32_t cap)
 {
 	struct perf_src *s = state;
+	bool rings = s->rings ? drain_plan(s) : true;
 	uint32_t n = 0, i;
 
-	for (i = 0; s->rings && i < s->nr_cpus && n < cap; i++)
+	for (i = 0; rings && s->rings && i < s->nr_cpus && n < cap; i++)
 		if (s->rings[i].fd >= 0 && !s->rings[i].hup)
 			fds[n++] = s->rings[i].fd;
+	if (!rings && n < cap)
+		fds[n++] = s->drain_timerfd;
 	if (s->child_pidfd >= 0 && !s->child_reaped && n < cap)
 		fds[n++] = s->child_pidfd;
 	for (i = 0; s->pidfds && i < s->nr_pids && n < cap; i++)
