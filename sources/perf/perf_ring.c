@@ -262,8 +262,9 @@ static void mark_hangups(struct perf_src *s)
  * leaves at 4 kHz; at any lesser rate the timer comes early.  The timer
  * is used only while it is due less often than the watermarks and the
  * exits would wake the poller (their rates, measured from the first
- * sleep, which is on the timer), and never under 10 ms.  A drain that finds a ring past three quarters,
- * or a LOST record, puts the watermarks back for the next 64 sleeps.
+ * sleep, which is on the timer), and never under 10 ms.  A drain that
+ * finds a ring past three quarters, or a LOST record, puts the watermarks
+ * back for the next 64 sleeps.
  */
 #define DRAIN_WINDOW_NS 100000000.0 /* rates are measured over this */
 #define DRAIN_MIN_NS 10000000.0     /* a shorter timer: the watermarks */
@@ -428,10 +429,15 @@ int perf_read(void *state, struct pipe_batch *out)
 		s->said_sleeps = true;
 		if (getrusage(RUSAGE_THREAD, &ru) < 0)
 			ru.ru_nvcsw = -1;
-		s->host->log(s->ctx, PIPE_LOG_DEBUG, "slept %" PRIu64 " times "
-			     "on the drain timer, %" PRIu64 " on the rings' "
-			     "watermarks; the draining thread woke %ld times",
-			     s->sleeps_timed, s->sleeps_marked, ru.ru_nvcsw);
+		if (s->timed_ok)
+			s->host->log(s->ctx, PIPE_LOG_DEBUG, "slept %" PRIu64
+				     " times on the drain timer, %" PRIu64
+				     " on the rings' watermarks; the draining "
+				     "thread woke %ld times", s->sleeps_timed,
+				     s->sleeps_marked, ru.ru_nvcsw);
+		else
+			s->host->log(s->ctx, PIPE_LOG_DEBUG, "the draining "
+				     "thread woke %ld times", ru.ru_nvcsw);
 	}
 	return PIPE_EOF;
 }
