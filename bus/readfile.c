@@ -4,7 +4,9 @@
  * damage lines.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "conf.h"
 #include "grow.h"
@@ -12,13 +14,32 @@
 #include "params.h"
 #include "pipeline.h"
 
+/* The name pipe gave codec id `id`, or NULL for another's id. */
+static const char *bundled_codec(uint32_t id)
+{
+	static const char *const names[] = { "none", "zlib", "lzma", "zstd" };
+
+	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
+}
+
+/*
+ * A codec instance for the blocks of `codec_id`: the first codec of the
+ * conf files whose plugin has that id.  -ENOENT when every codec plugin
+ * loads and none has it: the file's blocks of that id are damaged, as
+ * docs/format.md says.  When one does not load (its file missing,
+ * broken) it may be the one the blocks need: another error, which ends
+ * the read with the plugin named, instead of skipping their records as
+ * damage.
+ */
 static int reader_codec_open(void *opaque, uint32_t codec_id,
 			     const struct pipe_plugin **p, void **state,
 			     struct pipe_ctx **ctx, struct pipe_err *err)
 {
 	struct pipeline *pl = opaque;
 	const struct conf *conf = pl->o->conf;
-	struct pipe_err why = { { 0 }, { 0 } };
+	const char *name = bundled_codec(codec_id);
+	const struct conf_entry *broken = NULL;
+	struct pipe_err why = { { 0 }, { 0 } }, e;
 	struct inst *in;
 	uint32_t i;
 	int ret;
@@ -31,34 +52,54 @@ static int reader_codec_open(void *opaque, uint32_t codec_id,
 		pl->nr_codecs = conf->nr;
 	}
 	for (i = 0; i < conf->nr; i++) {
-		const struct conf_entry *e = &conf->entries[i];
+		const struct conf_entry *ce = &conf->entries[i];
 
-		if (e->kind != PIPE_KIND_CODEC)
+		if (ce->kind != PIPE_KIND_CODEC)
 			continue;
 		if (!pl->codecs[i].lp) {
-			ret = loader_open(&pl->codecs[i].lp, e->path,
-					  PIPE_KIND_CODEC, &why);
-			/* one that does not load is not the codec asked
-			 * for, unless memory ran out */
+			pipe_err_clear(&e);
+			ret = loader_open(&pl->codecs[i].lp, ce->path,
+					  PIPE_KIND_CODEC, &e);
 			if (ret == -ENOMEM) {
-				*err = why;
+				*err = e;
 				return ret;
 			}
-			if (ret < 0)
+			if (ret < 0) {
+				/* the one named as the blocks' codec, else
+				 * the first */
+				if (!broken || (name && strcmp(ce->name, name) == 0 &&
+						strcmp(broken->name, name) != 0)) {
+					broken = ce;
+					why = e;
+				}
 				continue;
+			}
 		}
 		if (pl->codecs[i].lp->plugin->codec_id == codec_id)
 			break;
 	}
-	if (i == conf->nr && why.msg[0])
-		return pipe_err_set(err, -ENOENT, "no codec plugin for codec "
-				    "id %u (%s)", codec_id, why.msg);
+	if (i == conf->nr && broken) {
+		char what[32];
+
+		if (name)
+			snprintf(what, sizeof(what), "'%s'", name);
+		else
+			snprintf(what, sizeof(what), "id %u", codec_id);
+		pipe_err_set(err, -ELIBBAD, "its blocks of codec %s cannot "
+			     "be decoded: codec '%s' (%s) does not load: %s",
+			     what, broken->name, broken->origin, why.msg);
+		pipe_err_hint(err, "build or install the plugin, or mend or "
+			      "remove that line; 'pipe plugins' lists every "
+			      "plugin and why one does not load");
+		return -ELIBBAD;
+	}
 	if (i == conf->nr)
 		return pipe_err_set(err, -ENOENT,
 				    "no codec plugin for codec id %u", codec_id);
 	ret = inst_open_loaded(&in, pl->codecs[i].lp, NULL, &pl->hr, err);
 	if (ret < 0)
-		return ret;
+		/* -ENOENT is for a codec id no plugin has */
+		return ret == -ENOENT ? -EINVAL : ret;
 	if (grow_array(&pl->open_codecs, &pl->cap_open_codecs,
 		       (size_t)pl->nr_open_codecs + 1, sizeof(*pl->open_codecs),
 		       4, UINT32_MAX) < 0) {

@@ -366,6 +366,18 @@ void cr_window(struct creader *r, uint64_t origin)
 	r->hi = r->opts.stop_ns ? origin + r->opts.stop_ns : UINT64_MAX;
 }
 
+/* A codec the blocks need could not be opened (a plugin that does not
+ * load): the read stops, saying which, rather than skip their records as
+ * damage. */
+static int cr_codec_failed(struct creader *r, struct pipe_err *err)
+{
+	pipe_err_set(err, r->codec_failed, "cannot read '%s': %s",
+		     r->opts.name, r->codec_err.msg);
+	if (r->codec_err.hint[0])
+		pipe_err_hint(err, "%s", r->codec_err.hint);
+	return r->codec_failed;
+}
+
 static int cr_data_block(struct creader *r, const struct fmt_block *b,
 			 const uint8_t *payload, uint64_t off,
 			 const uint8_t *trailer, bool trailer_bad,
@@ -382,8 +394,11 @@ static int cr_data_block(struct creader *r, const struct fmt_block *b,
 		return 0;
 	}
 	r->st.blocks++;
-	if (b->codec != FMT_CODEC_NONE)
+	if (b->codec != FMT_CODEC_NONE) {
 		c = cb_codec_get(&r->ctx, b->codec);
+		if (r->codec_failed)
+			return cr_codec_failed(r, err);
+	}
 	while (r->pool && !(j = cb_pool_slot(r->pool))) {
 		ret = cr_retire_oldest(r, err);
 		if (ret < 0)
@@ -436,6 +451,8 @@ static int cr_dict_block(struct creader *r, const struct fmt_block *b,
 	j->payload = payload;
 	j->codec = b->codec != FMT_CODEC_NONE ?
 		cb_codec_get(&r->ctx, b->codec) : NULL;
+	if (r->codec_failed)
+		return cr_codec_failed(r, err);
 	if (b->transform != TRANSFORM_NONE || b->raw < 8) {
 		fmt_copy_msg(j->why, sizeof(j->why), "bad dictionary block");
 		return cr_block_damaged(r, b, off, cr_origin(r), j->why,

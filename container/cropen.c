@@ -159,6 +159,45 @@ static uint32_t cr_threads(const struct cr_opts *opts)
 	return (uint32_t)n;
 }
 
+/*
+ * The reader's own codec callbacks, around the caller's: a codec that
+ * could not be opened for a reason other than -ENOENT (no plugin has the
+ * id: the blocks are damaged) or -ENOMEM (said as such) keeps its message
+ * in r->codec_err, and the read ends with it (cr_codec_failed) instead of
+ * skipping the blocks as damaged.
+ */
+static int cr_codec_open(void *opaque, uint32_t codec_id,
+			 const struct pipe_plugin **p, void **state,
+			 struct pipe_ctx **ctx, struct pipe_err *err)
+{
+	struct creader *r = opaque;
+	int ret;
+
+	ret = r->opts.codec_open(r->opts.opaque, codec_id, p, state, ctx, err);
+	if (ret < 0 && ret != -ENOENT && ret != -ENOMEM && !r->codec_failed) {
+		r->codec_failed = ret;
+		r->codec_err = *err;
+	}
+	return ret;
+}
+
+static void cr_codec_close(void *opaque, const struct pipe_plugin *p,
+			   void *state)
+{
+	struct creader *r = opaque;
+
+	if (r->opts.codec_close)
+		r->opts.codec_close(r->opts.opaque, p, state);
+}
+
+static const char *cr_codec_error(void *opaque, void *state)
+{
+	struct creader *r = opaque;
+
+	return r->opts.codec_error ?
+	       r->opts.codec_error(r->opts.opaque, state) : NULL;
+}
+
 int creader_open(struct creader **out, const struct cr_opts *opts,
 		 struct pipe_err *err)
 {
@@ -213,10 +252,10 @@ int creader_open(struct creader **out, const struct cr_opts *opts,
 	r->ctx.meta = r->meta;
 	r->ctx.salt = r->salt;
 	r->ctx.nr_dec = threads;
-	r->ctx.codec_open = opts->codec_open;
-	r->ctx.codec_close = opts->codec_close;
-	r->ctx.codec_error = opts->codec_error;
-	r->ctx.opaque = opts->opaque;
+	r->ctx.codec_open = opts->codec_open ? cr_codec_open : NULL;
+	r->ctx.codec_close = cr_codec_close;
+	r->ctx.codec_error = cr_codec_error;
+	r->ctx.opaque = r;
 	r->ctx.one_event = meta_nr_events(r->meta) == 1;
 	r->ctx.time_off = decode_time_offset(r->meta, 0);
 	r->ctx.nr_streams = cr_nr_streams(r->meta);

@@ -119,6 +119,9 @@ struct creader {
 				       * job before it to retire, one by one
 				       * with releases between, as inline */
 	uint64_t resume;              /* end of the last block visited */
+	int codec_failed;             /* a codec could not be opened: the
+				       * negative errno, 0: none */
+	struct pipe_err codec_err;    /* ... and why */
 	char line[512];               /* the last damage line */
 	struct cr_stats st;
 };
