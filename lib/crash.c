@@ -29,7 +29,7 @@ static _Thread_local void *thread_stack;
 static _Thread_local volatile sig_atomic_t reporting; /* this thread reports */
 static atomic_flag reported = ATOMIC_FLAG_INIT;      /* a thread reports */
 static struct sigaction old_actions[NR_SIGNALS];
-static void *main_stack;
+static bool crash_installed;  /* the handlers are in place */
 static volatile pid_t command_pid;
 static const char *volatile tmp_paths[CRASH_TMP_MAX];
 
@@ -171,16 +171,37 @@ static void crash_handler(int sig, siginfo_t *si, void *uc)
 	_exit(1);
 }
 
-static void *stack_on(void)
-{
-	stack_t ss = { .ss_size = CRASH_STACK };
+/*
+ * The main thread's alternate stack is static: it is always there. A
+ * worker thread's is allocated when the thread starts; without one (no
+ * memory, sigaltstack refusing) the handler still runs on the thread's
+ * own stack, for every crash but a stack overflow, which then ends pipe
+ * with the bare signal: said once, on the first thread it happens to.
+ */
+static _Alignas(16) char main_altstack[CRASH_STACK];
+static atomic_flag no_stack_said = ATOMIC_FLAG_INIT;
 
-	ss.ss_sp = malloc(CRASH_STACK);
-	if (ss.ss_sp && sigaltstack(&ss, NULL) < 0) {
-		free(ss.ss_sp);
-		return NULL;
-	}
-	return ss.ss_sp;
+static bool stack_set(void *sp)
+{
+	stack_t ss = { .ss_sp = sp, .ss_size = CRASH_STACK };
+
+	return sp && sigaltstack(&ss, NULL) == 0;
+}
+
+static void stack_missing(int errnum)
+{
+	static const char what[] = "pipe: warning: no alternate signal "
+		"stack for a thread (";
+	static const char then[] = "): a plugin's stack overflow on it "
+		"would end pipe without saying which\n";
+	const char *e = strerror(errnum);
+
+	if (atomic_flag_test_and_set(&no_stack_said))
+		return;
+	if (write(STDERR_FILENO, what, sizeof(what) - 1) < 0 ||
+	    write(STDERR_FILENO, e, strlen(e)) < 0 ||
+	    write(STDERR_FILENO, then, sizeof(then) - 1) < 0)
+		return; /* nothing better to do */
 }
 
 int crash_install(void)
@@ -192,7 +213,10 @@ int crash_install(void)
 	if (installed)
 		return 0; /* a second time would chain to ourselves */
 	installed = true;
-	main_stack = stack_on();
+	/* the alternate stack is where a stack overflow is reported */
+	if (!stack_set(main_altstack))
+		stack_missing(errno);
+	crash_installed = true;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = crash_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
@@ -205,8 +229,21 @@ int crash_install(void)
 
 void crash_thread_begin(void)
 {
-	if (main_stack)
-		thread_stack = stack_on();
+	void *sp;
+
+	if (!crash_installed)
+		return;
+	sp = malloc(CRASH_STACK);
+	if (!sp) {
+		stack_missing(ENOMEM);
+		return;
+	}
+	if (!stack_set(sp)) {
+		stack_missing(errno);
+		free(sp);
+		return;
+	}
+	thread_stack = sp;
 }
 
 void crash_thread_end(void)

@@ -2,7 +2,9 @@
  * crash_common.h - how the crash fixtures crash: each signal the host
  * reports, raised the way a buggy plugin would raise it (a wild write, a
  * read past the end of a mapped file, a trap, abort); SIGFPE is raised
- * directly, since sanitizers intercept a division by zero before it.
+ * directly, since sanitizers intercept a division by zero before it;
+ * `stack` overflows the stack (a SIGSEGV only an alternate signal stack
+ * can report).
  * struct crash_how is what their sig=, at= and after= ask for.
  */
 #ifndef CRASH_COMMON_H
@@ -18,7 +20,23 @@
 
 #include "pipe_plugin.h"
 
-#define CRASH_SIGNALS "segv|bus|fpe|ill|abrt"
+#define CRASH_SIGNALS "segv|bus|fpe|ill|abrt|stack"
+
+/* 0: no end (the compiler cannot tell, so it keeps the recursion) */
+static volatile int crash_depth_max;
+
+/* Recurse until the stack runs out: SIGSEGV on the guard page, whose
+ * handler needs an alternate stack to run at all. */
+static int crash_deep(volatile char *up, int depth)
+{
+	volatile char frame[4096];
+
+	frame[0] = (char)depth;
+	frame[1] = up ? up[0] : 0;
+	if (crash_depth_max && depth >= crash_depth_max)
+		return frame[1];
+	return crash_deep(frame, depth + 1) + frame[0];
+}
 
 static void crash_now(int how)
 {
@@ -45,6 +63,9 @@ static void crash_now(int how)
 		break;
 	case 3:
 		__builtin_trap();
+	case 5:
+		crash_deep(NULL, 1);
+		break;
 	default:
 		abort();
 	}

@@ -5,7 +5,9 @@
  * threads and plugins included, counted from 1) returns NULL with errno
  * ENOMEM, and every other call succeeds.  With MALLOC_FAIL_COUNT=PATH
  * the number of calls made is written to PATH at exit; with
- * MALLOC_FAIL_TRACE=1 the failing call's stack goes to stderr.  The real
+ * MALLOC_FAIL_TRACE=1 the failing call's stack goes to stderr.  With
+ * MALLOC_FAIL_SIZE=N instead, every malloc of exactly N bytes fails (a
+ * buffer of a size that only it has, as the crash handler's stacks).  The real
  * allocator is the next one (libc's, or a sanitizer's), found with
  * dlsym(RTLD_NEXT); the few allocations dlsym makes before that come
  * from a static arena.
@@ -30,6 +32,7 @@ static atomic_ulong calls;     /* allocation calls so far */
 static atomic_ulong fail_at;   /* the call that fails, 0: none */
 static atomic_int resolving;   /* inside dlsym: serve from the arena */
 static int trace;              /* print the failing call's stack */
+static size_t fail_size;       /* malloc of this size fails, 0: none */
 
 static _Alignas(16) unsigned char arena[16384];
 static atomic_size_t arena_used;
@@ -71,6 +74,8 @@ __attribute__((constructor)) static void settings_in(void)
 	const char *at = getenv("MALLOC_FAIL_AT");
 
 	fail_at = at ? strtoul(at, NULL, 10) : 0;
+	at = getenv("MALLOC_FAIL_SIZE");
+	fail_size = at ? strtoul(at, NULL, 10) : 0;
 	at = getenv("MALLOC_FAIL_TRACE");
 	trace = at && *at == '1';
 }
@@ -118,6 +123,10 @@ void *malloc(size_t n)
 	resolve();
 	if (failing())
 		return NULL;
+	if (fail_size && n == fail_size) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	return real_malloc(n);
 }
 
