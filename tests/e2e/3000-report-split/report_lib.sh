@@ -50,7 +50,13 @@ table_rows() {
 
 # check_shares FILE N WANT...: WANT is "PERCENT|key"; the designed
 # shares must add up to 100.  Also fails when another row holds more
-# than a third of the smallest designed row's samples.
+# than a third of the smallest designed row's samples: a row of the
+# kernel's own functions ([kernel.kallsyms], a symbol) is the machine's
+# and not held to that (a hypervisor's busy host put 7% of the samples
+# of split_main, in perf's recording too, on pvm_irq_enable, where a
+# timer interrupt held back while interrupts were off lands); a kernel
+# row without a symbol (an address: a user address taken for the
+# kernel's would be one) is.
 check_shares() {
 	local f=$1 n=$2; shift 2
 	table_rows "$f" "$n" | awk -F'|' -v spec="$(printf '%s\n' "$@")" '
@@ -58,7 +64,9 @@ check_shares() {
 			for (i = 1; i <= k; i++) { j = index(w[i], "|")
 				want[substr(w[i], j + 1)] = substr(w[i], 1, j - 1) / 100 } }
 		{ s = $1; key = substr($0, length(s) + 2)
-		  if (key in want) got[key] += s; else if (s > other) { other = s; okey = key } }
+		  if (key in want) got[key] += s
+		  else if (key ~ /(^|\|)\[kernel\.kallsyms\]\|/ && key !~ /\|0x[0-9a-f]+$/) kernel += s
+		  else if (s > other) { other = s; okey = key } }
 		END { for (key in want) total += got[key]
 			if (total < 30) { print "only " total " samples in the designed rows"; exit 1 }
 			small = total
@@ -70,6 +78,7 @@ check_shares() {
 				if (d > tol) bad = 1
 				if (got[key] < small) small = got[key]
 			}
+			printf "kernel functions: %d samples\n", kernel
 			if (other * 3 > small) { print "undesigned row " okey ": " other " samples"; bad = 1 }
 			exit bad }' > "$WORK/.shares" ||
 		{ cat "$f" >&2; fail "$f table $n: designed shares off: $(cat "$WORK/.shares")"; }
