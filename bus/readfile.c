@@ -17,7 +17,10 @@
 /* The name pipe gave codec id `id`, or NULL for another's id. */
 static const char *bundled_codec(uint32_t id)
 {
-	static const char *const names[] = { "none", "zlib", "lzma", "zstd" };
+	static const char *const names[] = {
+		[PIPE_CODEC_NONE] = "none", [PIPE_CODEC_ZLIB] = "zlib",
+		[PIPE_CODEC_LZMA] = "lzma", [PIPE_CODEC_ZSTD] = "zstd",
+	};
 
 	return id < sizeof(names) / sizeof(names[0]) ? names[id] : NULL;
 }
